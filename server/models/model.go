@@ -1,0 +1,102 @@
+// Package models holds the reference server's built-in models. They compute for real: `simple`
+// (Triton's INT32 add/sub example), `identity` (echoes any datatype), `dense` (an FP32 matrix
+// product whose per-item cost drops when batched) and `delay` (a clearly labelled simulated
+// accelerator whose cost is fixed + per-item time, for deterministic tests of batching).
+package models
+
+import (
+	"context"
+	"time"
+
+	"inferperf/kserve"
+)
+
+// TensorSpec describes one input or output of a model as its configuration declares it.
+type TensorSpec struct {
+	Name     string
+	Datatype kserve.DataType
+	// Dims is the shape without the batch dimension; -1 marks a variable dimension.
+	Dims []int64
+	// Optional inputs may be left out of a request.
+	Optional bool
+}
+
+// Spec is what a built-in model is built from: the parts of a model configuration it reads.
+type Spec struct {
+	// Name is the model's name.
+	Name string
+	// Backend picks the built-in model: "simple", "identity", "dense" or "delay".
+	Backend string
+	// MaxBatchSize is 0 for a model that does not batch; otherwise requests carry a leading batch
+	// dimension and batches never exceed it.
+	MaxBatchSize int
+	Inputs       []TensorSpec
+	Outputs      []TensorSpec
+	// Parameters are the configuration's free-form parameters (string values).
+	Parameters map[string]string
+}
+
+// Request is one inference request as a model sees it. The server has validated it against the
+// Spec before it reaches the model: every required input is present with the declared datatype,
+// a shape that matches Dims, and a byte size that matches the shape.
+type Request struct {
+	// Inputs are the request's input tensors, full shapes (batch dimension included).
+	Inputs []kserve.Tensor
+	// BatchSize is the request's leading dimension when the model batches, else 1.
+	BatchSize int
+	// Outputs is written by Model.Execute: every output of the Spec, in Spec order, with full
+	// shapes. The model owns the Data slices it writes.
+	Outputs []kserve.Tensor
+}
+
+// Input returns the request's input with the given name, or nil.
+func (r *Request) Input(name string) *kserve.Tensor {
+	for i := range r.Inputs {
+		if r.Inputs[i].Name == name {
+			return &r.Inputs[i]
+		}
+	}
+	return nil
+}
+
+// Batch is one execution: the requests the scheduler merged, executed together.
+type Batch struct {
+	// Requests are the merged requests, in queue order.
+	Requests []*Request
+	// Size is the total batch size, the sum of the requests' BatchSize.
+	Size int
+
+	inputDone, inferDone time.Time
+}
+
+// MarkInputDone records the end of the compute-input phase (gathering inputs). Models call it once
+// per Execute; if they do not, the phase is taken to be empty.
+func (b *Batch) MarkInputDone() { b.inputDone = time.Now() }
+
+// MarkInferDone records the end of the compute-infer phase; compute-output runs from here to the
+// end of Execute.
+func (b *Batch) MarkInferDone() { b.inferDone = time.Now() }
+
+// Phases returns the phase marks the model recorded, with start and end being the execution's
+// own start and end. Missing marks collapse the phase onto its neighbour so the three phases
+// always add up to end - start.
+func (b *Batch) Phases(start, end time.Time) (inputEnd, outputStart time.Time) {
+	inputEnd, outputStart = b.inputDone, b.inferDone
+	if inputEnd.IsZero() || inputEnd.Before(start) {
+		inputEnd = start
+	}
+	if outputStart.IsZero() || outputStart.Before(inputEnd) {
+		outputStart = end
+	}
+	if outputStart.After(end) {
+		outputStart = end
+	}
+	return inputEnd, outputStart
+}
+
+// Model is a loaded, executable model. Execute is called by one instance at a time per instance,
+// but several instances may call it concurrently: implementations keep per-call state local.
+type Model interface {
+	// Execute computes the outputs of every request of the batch. An error fails the whole batch.
+	Execute(ctx context.Context, b *Batch) error
+}
