@@ -2,6 +2,27 @@
 // (Triton's INT32 add/sub example), `identity` (echoes any datatype), `dense` (an FP32 matrix
 // product whose per-item cost drops when batched) and `delay` (a clearly labelled simulated
 // accelerator whose cost is fixed + per-item time, for deterministic tests of batching).
+//
+// New picks a model by the configuration's backend and checks the configuration against it:
+//
+//   - simple: inputs INPUT0 and INPUT1, outputs OUTPUT0 = INPUT0 + INPUT1 and OUTPUT1 = INPUT0 −
+//     INPUT1, all TYPE_INT32 with the same dims (any, -1 included; the arithmetic wraps around).
+//   - identity: Triton's identity backend. Inputs INPUT<i> and outputs OUTPUT<i> pair up with the
+//     same datatype (any, BYTES included) and dims; OUTPUT<i> is a copy of INPUT<i>. Parameter
+//     execute_delay_ms (default "0") waits that long in every execution.
+//   - dense: input INPUT0 TYPE_FP32 [K], output OUTPUT0 TYPE_FP32 [N] = INPUT0 · W + b, with W
+//     and b drawn from a generator seeded by parameter seed (an unsigned integer; the default is
+//     fixed). W is held in FP16 and widened row by row once per execution, products accumulate
+//     in FP32, so the per-item cost drops as the batch grows. Parameter launch_overhead_us
+//     (default "0") adds a fixed wait to every execution, simulating a kernel launch.
+//   - delay: a SIMULATED accelerator, not a computation. It echoes like identity, and every
+//     execution costs fixed_delay_us + per_item_delay_us × batch size microseconds (parameters,
+//     default "0" each; fractions allowed), spent in the compute-infer phase and kept precise to
+//     tens of microseconds on Linux, so tests and tuning experiments of batching see exactly the
+//     cost curve they configured, whatever the machine.
+//
+// Every model marks the end of gathering its inputs (Batch.MarkInputDone) and of its computation
+// (Batch.MarkInferDone), so the statistics see Triton's three compute phases.
 package models
 
 import (

@@ -1,0 +1,213 @@
+// Package daemon runs the reference server as a process does: the HTTP, gRPC and metrics
+// listeners around one server core, started together and stopped gracefully together. Both
+// `inferperf serve` and the embedded target of `inferperf profile` use it, and tests reach it
+// through servertest.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	"inferperf/server"
+	"inferperf/server/grpcapi"
+	"inferperf/server/httpapi"
+	"inferperf/server/metrics"
+	"inferperf/server/repository"
+)
+
+// Config configures a Daemon. Its zero value serves the built-in repository on Triton's ports on
+// 127.0.0.1.
+type Config struct {
+	// Address is the interface every listener binds to; empty means 127.0.0.1.
+	Address string
+	// HTTPPort, GRPCPort and MetricsPort are the listeners' ports; 0 picks a free port, a negative
+	// port disables that listener.
+	HTTPPort, GRPCPort, MetricsPort int
+	// ModelRepository is the repository directory; empty serves the built-in models.
+	ModelRepository string
+	// ModelControlMode is "explicit" (repository load/unload allowed) or "none" (refused, as Triton
+	// answers outside explicit mode).
+	ModelControlMode string
+	// ExitOnError makes Start fail when a model fails to load.
+	ExitOnError bool
+	// MaxInputSize caps HTTP request bodies in bytes; 0 means Triton's 64 MiB.
+	MaxInputSize int64
+	// GPUMetrics enables the nv_gpu_* metrics (read through NVML where a GPU exists).
+	GPUMetrics bool
+	// CPUMetrics enables the nv_cpu_* metrics.
+	CPUMetrics bool
+	// Logger receives the daemon's events; nil discards them.
+	Logger *slog.Logger
+	// GRPCOptions are extra gRPC server options (TLS credentials, say).
+	GRPCOptions []grpc.ServerOption
+}
+
+// Defaults returns the configuration of `inferperf serve` without flags.
+func Defaults() Config {
+	return Config{Address: "127.0.0.1", HTTPPort: 8000, GRPCPort: 8001, MetricsPort: 8002,
+		ModelControlMode: "explicit", ExitOnError: true, GPUMetrics: true, CPUMetrics: true}
+}
+
+// Daemon is a running reference server.
+type Daemon struct {
+	// Core is the server core the listeners serve.
+	Core *server.Server
+	// HTTPAddr, GRPCAddr and MetricsAddr are the bound addresses (host:port), empty when disabled.
+	HTTPAddr, GRPCAddr, MetricsAddr string
+
+	log        *slog.Logger
+	httpSrv    *http.Server
+	metricsSrv *http.Server
+	grpcSrv    *grpc.Server
+	closers    []func() error
+	errs       chan error
+	wg         sync.WaitGroup
+	stopOnce   sync.Once
+	stopErr    error
+}
+
+// Start loads the models, binds the listeners and serves in the background until Shutdown.
+func Start(ctx context.Context, cfg Config) (*Daemon, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Address == "" {
+		cfg.Address = "127.0.0.1"
+	}
+	var repo *repository.Repo
+	if cfg.ModelRepository != "" {
+		var err error
+		if repo, err = repository.Open(cfg.ModelRepository); err != nil {
+			return nil, err
+		}
+	}
+	switch cfg.ModelControlMode {
+	case "", "explicit", "none":
+	default:
+		return nil, fmt.Errorf("model control mode %q: use explicit or none", cfg.ModelControlMode)
+	}
+	core, err := server.New(ctx, server.Options{Repository: repo, ModelControlExplicit: cfg.ModelControlMode != "none",
+		ExitOnError: cfg.ExitOnError, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	d := &Daemon{Core: core, log: log, errs: make(chan error, 3)}
+	fail := func(err error) (*Daemon, error) {
+		d.Shutdown(context.Background())
+		return nil, err
+	}
+	listen := func(what string, port int) (net.Listener, error) {
+		addr := net.JoinHostPort(cfg.Address, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s listener on %s: %w", what, addr, err)
+		}
+		return ln, nil
+	}
+	if cfg.HTTPPort >= 0 {
+		ln, err := listen("HTTP", cfg.HTTPPort)
+		if err != nil {
+			return fail(err)
+		}
+		d.HTTPAddr = ln.Addr().String()
+		d.httpSrv = &http.Server{Handler: httpapi.New(core, httpapi.Options{MaxInputSize: cfg.MaxInputSize}), ReadHeaderTimeout: 30 * time.Second}
+		d.serve(func() error { return d.httpSrv.Serve(ln) })
+	}
+	if cfg.GRPCPort >= 0 {
+		ln, err := listen("gRPC", cfg.GRPCPort)
+		if err != nil {
+			return fail(err)
+		}
+		d.GRPCAddr = ln.Addr().String()
+		d.grpcSrv = grpcapi.NewServer(core, cfg.GRPCOptions...)
+		d.serve(func() error { return d.grpcSrv.Serve(ln) })
+	}
+	if cfg.MetricsPort >= 0 {
+		ln, err := listen("metrics", cfg.MetricsPort)
+		if err != nil {
+			return fail(err)
+		}
+		d.MetricsAddr = ln.Addr().String()
+		reg := prometheus.NewRegistry()
+		closer, err := metrics.Register(reg, core, metrics.Options{GPU: cfg.GPUMetrics, CPU: cfg.CPUMetrics, Logger: log})
+		if err != nil {
+			ln.Close()
+			return fail(err)
+		}
+		d.closers = append(d.closers, closer)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler(reg))
+		mux.Handle("/metrics/", metrics.Handler(reg))
+		d.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+		d.serve(func() error { return d.metricsSrv.Serve(ln) })
+	}
+	log.Info("serving", "http", d.HTTPAddr, "grpc", d.GRPCAddr, "metrics", d.MetricsAddr)
+	return d, nil
+}
+
+func (d *Daemon) serve(run func() error) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		if err := run(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
+			d.errs <- err
+		}
+	}()
+}
+
+// Err delivers the first error of a listener that stopped on its own.
+func (d *Daemon) Err() <-chan error { return d.errs }
+
+// Shutdown stops accepting connections and requests, lets in-flight requests finish (until ctx
+// is done, then cuts them off), stops the server core and returns.
+func (d *Daemon) Shutdown(ctx context.Context) error {
+	d.stopOnce.Do(func() {
+		var errs []error
+		var wg sync.WaitGroup
+		if d.httpSrv != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := d.httpSrv.Shutdown(ctx); err != nil {
+					d.httpSrv.Close()
+				}
+			}()
+		}
+		if d.grpcSrv != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				done := make(chan struct{})
+				go func() { d.grpcSrv.GracefulStop(); close(done) }()
+				select {
+				case <-done:
+				case <-ctx.Done():
+					d.grpcSrv.Stop()
+				}
+			}()
+		}
+		if d.metricsSrv != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); d.metricsSrv.Close() }()
+		}
+		wg.Wait()
+		errs = append(errs, d.Core.Close(ctx))
+		for _, c := range d.closers {
+			errs = append(errs, c())
+		}
+		d.wg.Wait()
+		d.stopErr = errors.Join(errs...)
+	})
+	return d.stopErr
+}

@@ -1,0 +1,179 @@
+package grpcapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"inferperf/kserve"
+	"inferperf/kserve/pb"
+)
+
+func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	resp, err := s.infer(ctx, r)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	return resp, nil
+}
+
+func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	req, err := fromProto(r)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.srv.Infer(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return toProto(resp), nil
+}
+
+// streamWindow bounds the requests of one stream in flight at once; reading stops while it is
+// full, which pushes back on the client through HTTP/2 flow control.
+const streamWindow = 4096
+
+// ModelStreamInfer serves a bidirectional stream. Requests run concurrently, and responses are
+// written in request order, as Triton writes them for non-decoupled models. A failed request gets
+// an in-band error message and the stream stays open.
+func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInferServer) error {
+	ctx := stream.Context()
+	order := make(chan chan *pb.ModelStreamInferResponse, streamWindow)
+	sendErr := make(chan error, 1)
+	go func() {
+		var err error
+		for ch := range order {
+			resp := <-ch
+			if err == nil {
+				err = stream.Send(resp)
+			}
+		}
+		sendErr <- err
+	}()
+	var recvErr error
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			if err != io.EOF {
+				recvErr = err
+			}
+			break
+		}
+		ch := make(chan *pb.ModelStreamInferResponse, 1)
+		order <- ch
+		go func() {
+			resp, err := s.infer(ctx, r)
+			if err != nil {
+				ch <- &pb.ModelStreamInferResponse{ErrorMessage: err.Error(), InferResponse: &pb.ModelInferResponse{Id: r.GetId()}}
+				return
+			}
+			resp.Parameters = map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}
+			ch <- &pb.ModelStreamInferResponse{InferResponse: resp}
+		}()
+	}
+	close(order)
+	if err := <-sendErr; err != nil {
+		return err
+	}
+	return recvErr
+}
+
+// fromProto converts a gRPC request, raw or typed, to the protocol-neutral form.
+func fromProto(r *pb.ModelInferRequest) (*kserve.InferRequest, error) {
+	req := &kserve.InferRequest{ModelName: r.GetModelName(), ModelVersion: r.GetModelVersion(), ID: r.GetId()}
+	var err error
+	if req.Parameters, err = params(r.GetParameters()); err != nil {
+		return nil, err
+	}
+	raw := r.GetRawInputContents()
+	next := 0
+	req.Inputs = make([]kserve.Tensor, 0, len(r.GetInputs()))
+	for _, in := range r.GetInputs() {
+		t := kserve.Tensor{Name: in.GetName(), Datatype: kserve.DataType(in.GetDatatype()), Shape: in.GetShape()}
+		if !t.Datatype.Valid() {
+			return nil, kserve.Errorf(kserve.InvalidArg, "invalid datatype '%s' for input '%s'", in.GetDatatype(), t.Name)
+		}
+		if t.Parameters, err = params(in.GetParameters()); err != nil {
+			return nil, err
+		}
+		if _, shm := t.Parameters["shared_memory_region"]; shm {
+			req.Inputs = append(req.Inputs, t) // no data: the core refuses it by name
+			continue
+		}
+		switch {
+		case len(raw) > 0:
+			if in.GetContents() != nil {
+				return nil, kserve.Errorf(kserve.InvalidArg, "contents field must not be specified when using raw_input_contents for '%s'", t.Name)
+			}
+			if next >= len(raw) {
+				return nil, kserve.Errorf(kserve.InvalidArg, "unable to find data for input tensor '%s'", t.Name)
+			}
+			t.Data = raw[next]
+			next++
+		case in.GetContents() != nil:
+			if t.Data, err = pb.ContentsToRaw(t.Datatype, in.GetContents()); err != nil {
+				return nil, kserve.Errorf(kserve.InvalidArg, "input '%s': %v", t.Name, err)
+			}
+		default:
+			return nil, kserve.Errorf(kserve.InvalidArg, "unable to find data for input tensor '%s'", t.Name)
+		}
+		req.Inputs = append(req.Inputs, t)
+	}
+	if next < len(raw) {
+		return nil, kserve.Errorf(kserve.InvalidArg, "%d raw_input_contents entries for %d inputs", len(raw), next)
+	}
+	for _, out := range r.GetOutputs() {
+		p, err := params(out.GetParameters())
+		if err != nil {
+			return nil, err
+		}
+		req.Outputs = append(req.Outputs, kserve.RequestedOutput{Name: out.GetName(), Parameters: p})
+	}
+	return req, nil
+}
+
+// params converts gRPC parameters to the neutral form.
+func params(in map[string]*pb.InferParameter) (kserve.Parameters, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(kserve.Parameters, len(in))
+	for k, v := range in {
+		switch c := v.GetParameterChoice().(type) {
+		case *pb.InferParameter_BoolParam:
+			out[k] = c.BoolParam
+		case *pb.InferParameter_Int64Param:
+			out[k] = c.Int64Param
+		case *pb.InferParameter_StringParam:
+			out[k] = c.StringParam
+		case *pb.InferParameter_DoubleParam:
+			out[k] = c.DoubleParam
+		case *pb.InferParameter_Uint64Param:
+			out[k] = c.Uint64Param
+		default:
+			return nil, kserve.Errorf(kserve.InvalidArg, "parameter '%s' has no value", k)
+		}
+	}
+	return out, nil
+}
+
+// toProto converts a response to gRPC, outputs in raw form as Triton always replies.
+func toProto(resp *kserve.InferResponse) *pb.ModelInferResponse {
+	out := &pb.ModelInferResponse{
+		ModelName: resp.ModelName, ModelVersion: resp.ModelVersion, Id: resp.ID,
+		Outputs:           make([]*pb.ModelInferResponse_InferOutputTensor, len(resp.Outputs)),
+		RawOutputContents: make([][]byte, len(resp.Outputs)),
+	}
+	for i, t := range resp.Outputs {
+		out.Outputs[i] = &pb.ModelInferResponse_InferOutputTensor{Name: t.Name, Datatype: string(t.Datatype), Shape: t.Shape}
+		out.RawOutputContents[i] = t.Data
+	}
+	return out
+}
+
+var _ = fmt.Sprint
+var _ = status.Error
+var _ = codes.OK

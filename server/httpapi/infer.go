@@ -1,0 +1,191 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"inferperf/kserve"
+)
+
+// headerContentLength is the binary tensor data extension's header (protocol reference §3.8).
+const headerContentLength = "Inference-Header-Content-Length"
+
+func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxInputSize))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, kserve.Errorf(kserve.InvalidArg, "request body exceeds the %d-byte limit (--http-max-input-size)", tooBig.Limit))
+		} else {
+			writeError(w, kserve.Errorf(kserve.InvalidArg, "reading the request body: %v", err))
+		}
+		return
+	}
+	if enc := r.Header.Get("Content-Encoding"); enc != "" {
+		if body, err = decompress(enc, body, h.opts.MaxInputSize); err != nil {
+			var ke *kserve.Error
+			if errors.As(err, &ke) && ke.Code == kserve.Unsupported {
+				w.Header().Set("Accept-Encoding", "gzip, deflate")
+			}
+			writeError(w, err)
+			return
+		}
+	}
+	headerLen := -1
+	if hv := r.Header.Get(headerContentLength); hv != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(hv))
+		if err != nil || n < 0 || n > len(body) {
+			writeError(w, kserve.Errorf(kserve.InvalidArg, "%s: %q must be an integer between 0 and the body length %d", headerContentLength, hv, len(body)))
+			return
+		}
+		headerLen = n
+	}
+	req, err := kserve.DecodeInferRequestHTTP(body, headerLen)
+	if errors.Is(err, kserve.ErrRawBinaryRequest) {
+		req, err = h.rawRequest(name, ver, body)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	req.ModelName, req.ModelVersion = name, ver
+	resp, err := h.srv.Infer(r.Context(), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	header, blobs, err := kserve.EncodeInferResponseHTTP(resp, kserve.BinaryOutputSelector(req))
+	if err != nil {
+		writeError(w, err) // an *kserve.Error: FP16 asked for as JSON is the client's fault (400)
+		return
+	}
+	h.writeInferReply(w, r, header, blobs)
+}
+
+// rawRequest builds the request of Triton's raw binary form (Inference-Header-Content-Length: 0):
+// the body is the data of the model's single input, whose shape must be deducible.
+func (h *Handler) rawRequest(name, ver string, body []byte) (*kserve.InferRequest, error) {
+	md, err := h.srv.ModelMetadata(name, ver)
+	if err != nil {
+		return nil, err
+	}
+	if len(md.Inputs) != 1 {
+		return nil, kserve.Errorf(kserve.InvalidArg, "raw binary request is only allowed for models with a single input; '%s' has %d", name, len(md.Inputs))
+	}
+	in := md.Inputs[0]
+	dims := in.Shape
+	var shape []int64
+	if md.MaxBatchSize > 0 {
+		dims, shape = dims[1:], []int64{1}
+	}
+	if in.Datatype == kserve.Bytes {
+		for _, d := range dims {
+			if d != 1 && d != -1 {
+				return nil, kserve.Errorf(kserve.InvalidArg, "raw binary request for BYTES input '%s' needs shape [1]", in.Name)
+			}
+		}
+		for range dims {
+			shape = append(shape, 1)
+		}
+	} else {
+		known, variable := int64(1), -1
+		for i, d := range dims {
+			if d < 0 {
+				if variable >= 0 {
+					return nil, kserve.Errorf(kserve.InvalidArg, "raw binary request: the shape of input '%s' has more than one variable dimension", in.Name)
+				}
+				variable = i
+				continue
+			}
+			known *= d
+		}
+		size := int64(in.Datatype.ElementSize())
+		for i, d := range dims {
+			if i == variable {
+				if known == 0 || int64(len(body))%(known*size) != 0 {
+					return nil, kserve.Errorf(kserve.InvalidArg, "raw binary request: %d bytes do not fit input '%s'", len(body), in.Name)
+				}
+				d = int64(len(body)) / (known * size)
+			}
+			shape = append(shape, d)
+		}
+	}
+	return &kserve.InferRequest{Inputs: []kserve.Tensor{{Name: in.Name, Datatype: in.Datatype, Shape: shape, Data: body}}, BinaryDataOutput: true}, nil
+}
+
+// writeInferReply writes an inference reply, compressed if the client accepts it.
+func (h *Handler) writeInferReply(w http.ResponseWriter, r *http.Request, header []byte, blobs [][]byte) {
+	hdr := w.Header()
+	if len(blobs) > 0 {
+		hdr.Set("Content-Type", "application/octet-stream")
+		hdr.Set(headerContentLength, strconv.Itoa(len(header)))
+	} else {
+		hdr.Set("Content-Type", "application/json")
+	}
+	if enc := pickEncoding(r.Header.Get("Accept-Encoding")); enc != "" {
+		var buf bytes.Buffer
+		var zw io.WriteCloser
+		if enc == "gzip" {
+			zw = gzip.NewWriter(&buf)
+		} else {
+			zw = zlib.NewWriter(&buf)
+		}
+		zw.Write(header)
+		for _, b := range blobs {
+			zw.Write(b)
+		}
+		zw.Close()
+		hdr.Set("Content-Encoding", enc)
+		hdr.Set("Content-Length", strconv.Itoa(buf.Len()))
+		w.WriteHeader(http.StatusOK)
+		w.Write(buf.Bytes())
+		return
+	}
+	n := len(header)
+	for _, b := range blobs {
+		n += len(b)
+	}
+	hdr.Set("Content-Length", strconv.Itoa(n))
+	w.WriteHeader(http.StatusOK)
+	w.Write(header)
+	for _, b := range blobs {
+		w.Write(b)
+	}
+}
+
+// pickEncoding chooses the highest-weighted of gzip and deflate in an Accept-Encoding header, or
+// "" for identity (no compression), as Triton does.
+func pickEncoding(accept string) string {
+	best, bestQ := "", 0.0
+	identityQ := 0.001 // identity wins ties: compress only when asked
+	for _, part := range strings.Split(accept, ",") {
+		fields := strings.Split(part, ";")
+		name := strings.ToLower(strings.TrimSpace(fields[0]))
+		q := 1.0
+		for _, f := range fields[1:] {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(f), "q="); ok {
+				if p, err := strconv.ParseFloat(v, 64); err == nil {
+					q = p
+				}
+			}
+		}
+		switch name {
+		case "gzip", "deflate":
+			if q > bestQ {
+				best, bestQ = name, q
+			}
+		case "identity":
+			identityQ = q
+		}
+	}
+	if bestQ <= 0 || bestQ < identityQ {
+		return ""
+	}
+	return best
+}

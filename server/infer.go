@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"inferperf/kserve"
+	"inferperf/server/models"
+)
+
+// Infer runs one inference request: it validates the request against the model, queues it in the
+// model's scheduler, waits for its execution and returns the outputs the request asked for.
+// Validation failures are answered at once and counted nowhere, as in Triton; failures after
+// queueing are counted as failed requests in the model's statistics.
+func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
+	received := time.Now()
+	if s.closing.Load() {
+		return nil, kserve.Errorf(kserve.Unavailable, "Server is stopping")
+	}
+	v, err := s.resolve(req.ModelName, req.ModelVersion)
+	if err != nil {
+		return nil, err
+	}
+	mreq, timeout, err := v.validate(req)
+	if err != nil {
+		return nil, withID(req.ID, err)
+	}
+	if err := v.sched.Infer(ctx, mreq, received, timeout); err != nil {
+		return nil, withID(req.ID, err)
+	}
+	resp := &kserve.InferResponse{ModelName: v.name, ModelVersion: v.label, ID: req.ID}
+	if len(req.Outputs) == 0 {
+		resp.Outputs = mreq.Outputs
+	} else {
+		resp.Outputs = make([]kserve.Tensor, 0, len(req.Outputs))
+		for _, out := range mreq.Outputs {
+			if slices.ContainsFunc(req.Outputs, func(r kserve.RequestedOutput) bool { return r.Name == out.Name }) {
+				resp.Outputs = append(resp.Outputs, out)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// withID prefixes an error about one request's content with the request id, as Triton does.
+func withID(id string, err error) error {
+	if id == "" {
+		id = "<id_unknown>"
+	}
+	if ke, ok := err.(*kserve.Error); ok {
+		return &kserve.Error{Code: ke.Code, Msg: fmt.Sprintf("[request id: %s] %s", id, ke.Msg)}
+	}
+	return kserve.Errorf(kserve.Internal, "[request id: %s] %v", id, err)
+}
+
+// validate checks a request against the model's inputs and outputs and builds what the model
+// sees. It also reads the request's `timeout` parameter (microseconds).
+func (v *version) validate(req *kserve.InferRequest) (*models.Request, time.Duration, error) {
+	spec := &v.spec
+	mreq := &models.Request{Inputs: req.Inputs, BatchSize: 1}
+	batch := int64(-1)
+	for i := range req.Inputs {
+		in := &req.Inputs[i]
+		idx := slices.IndexFunc(spec.Inputs, func(t models.TensorSpec) bool { return t.Name == in.Name })
+		if idx < 0 {
+			return nil, 0, kserve.Errorf(kserve.InvalidArg, "unexpected inference input '%s' for model '%s'", in.Name, v.name)
+		}
+		for j := range i {
+			if req.Inputs[j].Name == in.Name {
+				return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' is given twice", in.Name)
+			}
+		}
+		ts := &spec.Inputs[idx]
+		if in.Datatype != ts.Datatype {
+			return nil, 0, kserve.Errorf(kserve.InvalidArg, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.Name, in.Datatype, v.name, ts.Datatype)
+		}
+		dims := in.Shape
+		if spec.MaxBatchSize > 0 {
+			if len(in.Shape) == 0 {
+				return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has no batch dimension: model '%s' expects shape %s", in.Name, v.name, shapeString(append([]int64{-1}, ts.Dims...)))
+			}
+			b := in.Shape[0]
+			if batch >= 0 && b != batch {
+				return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has batch size %d, but other inputs have %d: every input must have the same batch size", in.Name, b, batch)
+			}
+			batch = b
+			if b < 1 || b > int64(spec.MaxBatchSize) {
+				return nil, 0, kserve.Errorf(kserve.InvalidArg, "inference request batch-size must be <= %d for '%s'", spec.MaxBatchSize, v.name)
+			}
+			dims = in.Shape[1:]
+		}
+		if !shapeMatches(dims, ts.Dims) {
+			want := ts.Dims
+			if spec.MaxBatchSize > 0 {
+				want = append([]int64{-1}, ts.Dims...)
+			}
+			return nil, 0, kserve.Errorf(kserve.InvalidArg, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s", in.Name, v.name, shapeString(want), shapeString(in.Shape))
+		}
+		if in.Data == nil {
+			return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has no data: shared memory is not supported by this server", in.Name)
+		}
+		if err := kserve.ValidateData(in.Datatype, in.Shape, in.Data); err != nil {
+			return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' for model '%s': %v", in.Name, v.name, err)
+		}
+	}
+	for _, ts := range spec.Inputs {
+		if !ts.Optional && mreq.Input(ts.Name) == nil {
+			return nil, 0, kserve.Errorf(kserve.InvalidArg, "expected %d inputs but got %d inputs for model '%s': input '%s' is missing", requiredInputs(spec), len(req.Inputs), v.name, ts.Name)
+		}
+	}
+	for _, out := range req.Outputs {
+		if !slices.ContainsFunc(spec.Outputs, func(t models.TensorSpec) bool { return t.Name == out.Name }) {
+			return nil, 0, kserve.Errorf(kserve.InvalidArg, "unexpected inference output '%s' for model '%s'", out.Name, v.name)
+		}
+	}
+	if batch > 0 {
+		mreq.BatchSize = int(batch)
+	}
+	timeout, err := timeoutParam(req.Parameters)
+	return mreq, timeout, err
+}
+
+func requiredInputs(spec *models.Spec) int {
+	n := 0
+	for _, t := range spec.Inputs {
+		if !t.Optional {
+			n++
+		}
+	}
+	return n
+}
+
+// timeoutParam reads the `timeout` request parameter, in microseconds.
+func timeoutParam(p kserve.Parameters) (time.Duration, error) {
+	raw, ok := p["timeout"]
+	if !ok {
+		return 0, nil
+	}
+	var us int64
+	switch t := raw.(type) {
+	case int64:
+		us = t
+	case uint64:
+		us = int64(min(t, 1<<62))
+	default:
+		return 0, kserve.Errorf(kserve.InvalidArg, "parameter 'timeout' must be an unsigned integer, got %v", raw)
+	}
+	if us < 0 {
+		return 0, kserve.Errorf(kserve.InvalidArg, "parameter 'timeout' must be an unsigned integer, got %d", us)
+	}
+	return time.Duration(us) * time.Microsecond, nil
+}
+
+func shapeMatches(got, want []int64) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] < 0 || (want[i] >= 0 && got[i] != want[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func shapeString(s []int64) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}

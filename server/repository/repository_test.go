@@ -1,0 +1,271 @@
+package repository
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"inferperf/kserve/pb"
+)
+
+func TestBuiltinModelsLoad(t *testing.T) {
+	r := Builtin()
+	names, err := r.Names()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(names, ",") != "delay,dense,identity,simple" {
+		t.Fatalf("Builtin().Names() = %v; want delay, dense, identity, simple", names)
+	}
+	for _, n := range names {
+		cfg, err := r.Config(n)
+		if err != nil {
+			t.Fatalf("Builtin().Config(%q) error %v", n, err)
+		}
+		if cfg.GetName() != n || cfg.GetBackend() != n || len(cfg.GetInstanceGroup()) != 1 {
+			t.Errorf("Builtin().Config(%q) = %v", n, cfg)
+		}
+		if v, err := r.Versions(cfg); err != nil || len(v) != 1 || v[0] != 1 {
+			t.Errorf("Versions(%q) = %v, %v; want [1]", n, v, err)
+		}
+	}
+}
+
+func TestParseTextErrorsNamePosition(t *testing.T) {
+	cases := []struct {
+		text string
+		want string // substring of the error
+	}{
+		{"name: \"m\"\nmax_batch_size: 8\nbogus_field: 1\n", "config.pbtxt:3:1: "},           // unknown field on line 3
+		{"name: \"m\"\ninput [ { name: \"A\" data_type: TYPE_NOPE } ]\n", "config.pbtxt:2:"}, // bad enum on line 2
+		{"max_batch_size: \"eight\"\n", "config.pbtxt:1:"},                                   // wrong type
+		{"input { name: \"A\" \n", "config.pbtxt:"},                                          // unterminated
+	}
+	for _, c := range cases {
+		_, err := ParseText("repo/m/config.pbtxt", []byte(c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseText(%q) error = %v; want one containing %q", c.text, err, c.want)
+		}
+	}
+}
+
+func TestParseTextSyntaxForms(t *testing.T) {
+	// The forms Triton's own example configs use: list syntax, colon before messages, comments,
+	// maps written as repeated entries.
+	text := `# a comment
+name: "m"
+backend: "delay"
+max_batch_size: 4
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 2, 3 ] } ]
+output: [ { name: "OUTPUT0", data_type: TYPE_FP32, dims: [ 2, 3 ] } ]
+dynamic_batching: { preferred_batch_size: [ 2, 4 ] max_queue_delay_microseconds: 100 }
+parameters { key: "fixed_delay_us" value: { string_value: "10" } }
+instance_group [ { count: 2 kind: KIND_GPU gpus: [ 0 ] } ]
+`
+	cfg, err := ParseText("m/config.pbtxt", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Complete(cfg, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.GetDynamicBatching().GetPreferredBatchSize(); len(got) != 2 || got[1] != 4 {
+		t.Errorf("preferred_batch_size = %v", got)
+	}
+	if Instances(cfg) != 2 {
+		t.Errorf("Instances = %d; want 2", Instances(cfg))
+	}
+	if cfg.GetParameters()["fixed_delay_us"].GetStringValue() != "10" {
+		t.Errorf("parameters = %v", cfg.GetParameters())
+	}
+}
+
+func TestCompleteRefuses(t *testing.T) {
+	base := func() *pb.ModelConfig {
+		cfg, err := ParseText("x", []byte(`name: "m" backend: "delay" max_batch_size: 4
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cases := []struct {
+		name   string
+		mutate func(*pb.ModelConfig)
+		want   string
+	}{
+		{"name differs from directory", func(c *pb.ModelConfig) { c.Name = "other" }, "differs from its directory"},
+		{"no backend", func(c *pb.ModelConfig) { c.Backend = "" }, "sets no backend"},
+		{"preferred above max", func(c *pb.ModelConfig) {
+			c.SchedulingChoice = &pb.ModelConfig_DynamicBatching{DynamicBatching: &pb.ModelDynamicBatching{PreferredBatchSize: []int32{8}}}
+		}, "preferred_batch_size 8"},
+		{"priority levels", func(c *pb.ModelConfig) {
+			c.SchedulingChoice = &pb.ModelConfig_DynamicBatching{DynamicBatching: &pb.ModelDynamicBatching{PriorityLevels: 2}}
+		}, "not supported"},
+		{"sequence batching", func(c *pb.ModelConfig) {
+			c.SchedulingChoice = &pb.ModelConfig_SequenceBatching{SequenceBatching: &pb.ModelSequenceBatching{}}
+		}, "sequence_batching is not supported"},
+		{"negative max batch", func(c *pb.ModelConfig) { c.MaxBatchSize = -1 }, "negative"},
+		{"duplicate input", func(c *pb.ModelConfig) { c.Input = append(c.Input, c.Input[0]) }, "declared twice"},
+		{"bad dims", func(c *pb.ModelConfig) { c.Input[0].Dims = []int64{-2} }, "dimension -2"},
+		{"no outputs", func(c *pb.ModelConfig) { c.Output = nil }, "at least one input and one output"},
+		{"all passive", func(c *pb.ModelConfig) {
+			c.InstanceGroup = []*pb.ModelInstanceGroup{{Count: 1, Passive: true}}
+		}, "passive"},
+	}
+	for _, c := range cases {
+		cfg := base()
+		c.mutate(cfg)
+		if err := Complete(cfg, "m"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Complete error = %v; want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestParseJSONLikeTriton(t *testing.T) {
+	// Enum names in any case, 64-bit numbers as numbers or strings, camelCase names.
+	cfg, err := ParseJSON([]byte(`{"name":"m","backend":"delay","maxBatchSize":8,
+	  "input":[{"name":"INPUT0","data_type":"type_fp32","dims":["4"]}],
+	  "output":[{"name":"OUTPUT0","dataType":"Type_Fp32","dims":[4]}],
+	  "dynamic_batching":{"max_queue_delay_microseconds":500,"default_queue_policy":{"timeout_action":"delay","max_queue_size":3}},
+	  "instance_group":[{"count":2,"kind":"kind_cpu"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GetMaxBatchSize() != 8 || cfg.GetInput()[0].GetDataType() != pb.DataType_TYPE_FP32 || cfg.GetOutput()[0].GetDims()[0] != 4 ||
+		cfg.GetDynamicBatching().GetDefaultQueuePolicy().GetTimeoutAction() != pb.ModelQueuePolicy_DELAY || cfg.GetInstanceGroup()[0].GetKind() != pb.ModelInstanceGroup_KIND_CPU {
+		t.Errorf("ParseJSON = %v", cfg)
+	}
+	for _, bad := range []string{`{"name":"m","nosuch":1}`, `{"name":`, `{"max_batch_size":"x"}`} {
+		if _, err := ParseJSON([]byte(bad)); err == nil {
+			t.Errorf("ParseJSON(%s) = nil error; want an error", bad)
+		}
+	}
+}
+
+func TestRenderJSONLikeTriton(t *testing.T) {
+	cfg, err := Builtin().Config("delay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SchedulingChoice = &pb.ModelConfig_DynamicBatching{DynamicBatching: &pb.ModelDynamicBatching{MaxQueueDelayMicroseconds: 100}}
+	out, err := RenderJSON(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"dims":[16]`, `"max_queue_delay_microseconds":100`, `"data_type":"TYPE_FP32"`,
+		`"kind":"KIND_CPU"`, `"batch_input":[]`, `"priority_queue_policy":{}`, `"max_batch_size":8`, `"num_versions":1`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("RenderJSON lacks %s:\n%s", want, out)
+		}
+	}
+	// What is rendered parses back to the same configuration.
+	back, err := ParseJSON(out)
+	if err != nil {
+		t.Fatalf("ParseJSON(RenderJSON) error %v", err)
+	}
+	again, _ := RenderJSON(back)
+	var a, b any
+	json.Unmarshal(out, &a)
+	json.Unmarshal(again, &b)
+	if ja, jb := mustJSON(a), mustJSON(b); ja != jb {
+		t.Errorf("render → parse → render changed the config:\n%s\n%s", ja, jb)
+	}
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestDirectoryRepository(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
+	}
+	write("m/config.pbtxt", `backend: "identity" max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_INT8 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT8 dims: [ -1 ] } ]
+version_policy { latest { num_versions: 2 } }`)
+	for _, v := range []string{"1", "3", "7", "notaversion"} {
+		os.MkdirAll(filepath.Join(dir, "m", v), 0o755)
+	}
+	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := r.Names()
+	if strings.Join(names, ",") != "empty,m" {
+		t.Errorf("Names = %v", names)
+	}
+	cfg, err := r.Config("m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GetName() != "m" {
+		t.Errorf("name defaults to the directory: got %q", cfg.GetName())
+	}
+	if v, _ := r.Versions(cfg); len(v) != 2 || v[0] != 3 || v[1] != 7 {
+		t.Errorf("Versions under latest 2 = %v; want [3 7]", v)
+	}
+	if _, err := r.Config("empty"); err == nil || !strings.Contains(err.Error(), "has no config.pbtxt") {
+		t.Errorf("Config(empty) error = %v", err)
+	}
+	if _, err := r.Config("../etc"); err == nil {
+		t.Error("Config(../etc) = nil error; want invalid name")
+	}
+	if _, err := Open(filepath.Join(dir, "nosuch")); err == nil {
+		t.Error("Open(missing) = nil error")
+	}
+}
+
+func TestPolicyVersions(t *testing.T) {
+	all := &pb.ModelVersionPolicy{PolicyChoice: &pb.ModelVersionPolicy_All_{All: &pb.ModelVersionPolicy_All{}}}
+	spec := &pb.ModelVersionPolicy{PolicyChoice: &pb.ModelVersionPolicy_Specific_{Specific: &pb.ModelVersionPolicy_Specific{Versions: []int64{2, 9}}}}
+	cases := []struct {
+		p    *pb.ModelVersionPolicy
+		want string
+	}{
+		{nil, "[5]"},     // default: latest 1
+		{all, "[1 2 5]"}, // every version
+		{spec, "[2]"},    // listed and available
+	}
+	for i, c := range cases {
+		got, err := PolicyVersions(c.p, []int64{5, 1, 2})
+		if err != nil || fmt.Sprint(got) != c.want {
+			t.Errorf("%d: PolicyVersions = %v, %v; want %s", i, got, err, c.want)
+		}
+	}
+}
+
+// FuzzParseText checks that no config text crashes the loader, and that what parses and completes
+// also renders and parses back as JSON.
+func FuzzParseText(f *testing.F) {
+	for _, n := range []string{"simple", "identity", "dense", "delay"} {
+		data, _ := builtinFS.ReadFile("builtin/" + n + "/config.pbtxt")
+		f.Add(string(data))
+	}
+	f.Add(`name: "m" input [ { dims: [ -1 ] } ] dynamic_batching { preferred_batch_size: [ 0 ] }`)
+	f.Fuzz(func(t *testing.T, text string) {
+		cfg, err := ParseText("f/config.pbtxt", []byte(text))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f/config.pbtxt") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if Complete(cfg, cfg.GetName()) != nil {
+			return
+		}
+		out, err := RenderJSON(cfg)
+		if err != nil {
+			t.Fatalf("RenderJSON error %v", err)
+		}
+		if _, err := ParseJSON(out); err != nil {
+			t.Fatalf("ParseJSON(RenderJSON(cfg)) error %v\n%s", err, out)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+// Package servertest starts the real reference server on loopback ports for end-to-end tests.
+package servertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"inferperf/server/daemon"
+)
+
+// Server is a running reference server.
+type Server struct {
+	// HTTPURL is the base URL of the HTTP/REST endpoint ("http://127.0.0.1:port").
+	HTTPURL string
+	// GRPCAddr is the gRPC endpoint (host:port).
+	GRPCAddr string
+	// MetricsURL is the URL of the Prometheus endpoint ("http://127.0.0.1:port/metrics").
+	MetricsURL string
+	// Daemon is the running server, for tests that reach into the core.
+	Daemon *daemon.Daemon
+}
+
+// Options adjust the server a test starts.
+type Options struct {
+	// Models maps model names to config.pbtxt contents; with none, the built-in models are
+	// served.
+	Models map[string]string
+	// Configure may change the daemon configuration before the start.
+	Configure func(*daemon.Config)
+}
+
+// Start starts the reference server on 127.0.0.1 with free ports and stops it when the test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	cfg := daemon.Defaults()
+	cfg.HTTPPort, cfg.GRPCPort, cfg.MetricsPort = 0, 0, 0
+	cfg.GPUMetrics = false
+	if len(opts.Models) > 0 {
+		dir := t.TempDir()
+		for name, pbtxt := range opts.Models {
+			if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name, "config.pbtxt"), []byte(pbtxt), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg.ModelRepository = dir
+	}
+	if opts.Configure != nil {
+		opts.Configure(&cfg)
+	}
+	d, err := daemon.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("servertest: starting the reference server: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := d.Shutdown(ctx); err != nil {
+			t.Errorf("servertest: shutdown: %v", err)
+		}
+	})
+	s := &Server{GRPCAddr: d.GRPCAddr, Daemon: d}
+	if d.HTTPAddr != "" {
+		s.HTTPURL = "http://" + d.HTTPAddr
+	}
+	if d.MetricsAddr != "" {
+		s.MetricsURL = "http://" + d.MetricsAddr + "/metrics"
+	}
+	return s
+}
