@@ -1,0 +1,55 @@
+// Command inferperf measures inference servers that speak KServe v2 / the Open Inference Protocol
+// (Triton, KServe, ...) and embeds a reference server to measure when there is none.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a process exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "inferperf",
+		Short:         "Load generator and reference server for KServe v2 / Triton inference servers",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd())
+	return root
+}
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args[1:])
+	if filepath.Base(args[0]) == "perf_analyzer" {
+		// Installed or linked as perf_analyzer, the binary is `inferperf profile`.
+		root.SetArgs(append([]string{"profile"}, args[1:]...))
+	}
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "inferperf:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
