@@ -1,0 +1,84 @@
+package httpclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"syscall"
+
+	"inferperf/client"
+	"inferperf/kserve"
+)
+
+// kindOfStatus classifies a non-200 HTTP status (§3.2): 503 is "overloaded or not ready", other
+// 5xx a server failure, 4xx a refused request.
+func kindOfStatus(status int) client.Kind {
+	switch {
+	case status == 503:
+		return client.KindUnavailable
+	case status >= 500:
+		return client.KindServer
+	case status >= 400:
+		return client.KindRejected
+	}
+	return client.KindOther
+}
+
+// statusError is the error of a reply with a non-200 status: its kind, the status and the
+// server's message from the {"error": ...} body.
+func statusError(status int, body []byte) *client.Error {
+	msg := kserve.DecodeErrorBody(body)
+	if msg == "" {
+		msg = "HTTP " + strconv.Itoa(status) + " with no error message"
+	}
+	return &client.Error{Kind: kindOfStatus(status), Status: status, Msg: msg}
+}
+
+// transportError classifies an error that left no HTTP answer: the context's own end first
+// (a timeout is not a broken connection), then connection failures, named after the host.
+func (c *Client) transportError(ctx context.Context, err error) *client.Error {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return client.Errorf(client.KindTimeout, 0, "request to %s timed out", c.host)
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return client.Errorf(client.KindCanceled, 0, "request to %s canceled", c.host)
+	}
+	verb := "connection to %s failed: %s"
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		verb = "cannot reach %s: %s"
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		verb = "cannot reach %s: %s"
+	}
+	return client.Errorf(client.KindTransport, 0, verb, c.host, reason(err))
+}
+
+// reason is the short cause of a transport error: the errno text when there is one
+// ("connection refused"), else the innermost useful message.
+func reason(err error) string {
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &errno):
+		return errno.Error()
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "server closed the connection"
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.Error()
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}

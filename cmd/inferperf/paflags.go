@@ -1,0 +1,413 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"inferperf/profile"
+)
+
+// profileFlags is what perf_analyzer's command line sets, bound into profile.Config plus the
+// options the command itself acts on.
+type profileFlags struct {
+	cfg profile.Config
+
+	verbosity     int
+	showVersion   bool
+	help          bool
+	csvFile       string
+	verboseCSV    bool
+	embedded      bool
+	syncSet       bool
+	maxThreadsSet bool
+	urlSet        bool
+	headers       http.Header
+	inputFormat   string
+	outputFormat  string
+	compression   string
+	serviceKind   string
+	jsonFile      string
+	// deprecated -t/-c/-d
+	concurrencySet bool
+	deprecatedT    uint64
+	deprecatedC    uint64
+	dynamic        bool
+	warnings       []string
+}
+
+// notSupported refuses a perf_analyzer flag that inferperf does not implement yet: accepting it
+// and doing nothing would be a lie.
+func notSupported(name string) func(string) error {
+	return func(string) error {
+		return usageErrorf("not supported yet: --%s", name)
+	}
+}
+
+func parseUint(flag, v string) (uint64, error) {
+	n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, usageErrorf("failed to parse %s: %q is not a non-negative integer", flag, v)
+	}
+	return n, nil
+}
+
+func parseFloat(flag, v string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return 0, usageErrorf("failed to parse %s: %q is not a number", flag, v)
+	}
+	return f, nil
+}
+
+// parseRange parses start[:end[:step]] (end defaults to start, step to 1).
+func parseRange(flag, v string) (profile.Range, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) > 3 {
+		return profile.Range{}, usageErrorf("option %s expects <start>:<end>:<step>; got %q", flag, v)
+	}
+	var vals [3]uint64
+	for i, p := range parts {
+		n, err := parseUint(flag, p)
+		if err != nil {
+			return profile.Range{}, err
+		}
+		vals[i] = n
+	}
+	r := profile.Range{Start: vals[0], End: vals[0], Step: 1}
+	if len(parts) > 1 {
+		r.End = vals[1]
+	}
+	if len(parts) > 2 {
+		r.Step = vals[2]
+	}
+	return r, nil
+}
+
+// options returns perf_analyzer's option table (its reference §1) bound to f. Every one of its
+// options is here: those inferperf implements set the configuration, the others are refused by
+// name.
+func (f *profileFlags) options() []opt {
+	c := &f.cfg
+	u := func(flag string, dst *uint64) func(string) error {
+		return func(v string) error {
+			n, err := parseUint(flag, v)
+			*dst = n
+			return err
+		}
+	}
+	ms := func(flag string, dst *time.Duration) func(string) error {
+		return func(v string) error {
+			n, err := parseUint(flag, v)
+			*dst = time.Duration(n) * time.Millisecond
+			return err
+		}
+	}
+	str := func(dst *string) func(string) error { return func(v string) error { *dst = v; return nil } }
+	on := func(dst *bool) func(string) error { return func(string) error { *dst = true; return nil } }
+	var mrc, maxThreads, batch, stringLength uint64
+	_ = mrc
+	return []opt{
+		// Model, server, service.
+		{short: 'm', arg: true, set: str(&c.Model)},
+		{short: 'x', arg: true, set: str(&c.ModelVersion)},
+		{short: 'u', arg: true, set: func(v string) error { c.URL, f.urlSet = v, true; return nil }},
+		{short: 'i', arg: true, set: func(v string) error {
+			p := strings.ToLower(v)
+			if p != "http" && p != "grpc" {
+				return usageErrorf("unsupported protocol: %q (-i takes http or grpc)", v)
+			}
+			c.Protocol = p
+			return nil
+		}},
+		{long: "service-kind", arg: true, set: func(v string) error {
+			if v != "triton" {
+				return usageErrorf("not supported yet: --service-kind %s (only triton)", v)
+			}
+			f.serviceKind = v
+			return nil
+		}},
+		{long: "endpoint", arg: true, set: notSupported("endpoint")},
+		{long: "model-signature-name", arg: true, set: notSupported("model-signature-name")},
+		{long: "bls-composing-models", arg: true, set: notSupported("bls-composing-models")},
+		{long: "triton-server-directory", arg: true, set: notSupported("triton-server-directory")},
+		{long: "model-repository", arg: true, set: notSupported("model-repository")},
+		{long: "grpc-method", arg: true, set: notSupported("grpc-method")},
+		{long: "enable-mpi", set: notSupported("enable-mpi")},
+		{short: 'v', set: func(string) error { f.verbosity++; return nil }},
+		{long: "version", set: on(&f.showVersion)},
+		{long: "help", short: 'h', set: on(&f.help)},
+		{short: '?', set: on(&f.help)},
+
+		// Load modes.
+		{long: "concurrency-range", arg: true, set: func(v string) error {
+			r, err := parseRange("--concurrency-range", v)
+			c.Concurrency, f.concurrencySet = r, true
+			return err
+		}},
+		{long: "request-rate-range", arg: true, set: notSupported("request-rate-range")},
+		{long: "request-distribution", arg: true, set: notSupported("request-distribution")},
+		{long: "request-intervals", arg: true, set: notSupported("request-intervals")},
+		{long: "fixed-schedule", set: notSupported("fixed-schedule")},
+		{long: "periodic-concurrency-range", arg: true, set: notSupported("periodic-concurrency-range")},
+		{long: "request-period", arg: true, set: notSupported("request-period")},
+		{long: "session-concurrency", arg: true, set: notSupported("session-concurrency")},
+		{short: 't', arg: true, set: func(v string) error {
+			f.warnings = append(f.warnings, "-t is deprecated; use --concurrency-range instead.")
+			return u("-t", &f.deprecatedT)(v)
+		}},
+		{short: 'c', arg: true, set: func(v string) error {
+			f.warnings = append(f.warnings, "-c is deprecated; use --concurrency-range instead.")
+			return u("-c", &f.deprecatedC)(v)
+		}},
+		{short: 'd', set: func(string) error {
+			f.warnings = append(f.warnings, "-d is deprecated; use --concurrency-range instead.")
+			f.dynamic = true
+			return nil
+		}},
+
+		// Measurement.
+		{long: "measurement-mode", arg: true, set: func(v string) error {
+			if v != profile.TimeWindows && v != profile.CountWindows {
+				return usageErrorf("unsupported measurement mode %q: use time_windows or count_windows", v)
+			}
+			c.MeasurementMode = v
+			return nil
+		}},
+		{long: "measurement-interval", short: 'p', arg: true, set: ms("--measurement-interval", &c.MeasurementInterval)},
+		{long: "measurement-request-count", arg: true, set: u("--measurement-request-count", &c.MeasurementRequestCount)},
+		{long: "stability-percentage", short: 's', arg: true, set: func(v string) error {
+			p, err := parseFloat("--stability-percentage", v)
+			c.StabilityPercentage = p
+			return err
+		}},
+		{long: "max-trials", short: 'r', arg: true, set: func(v string) error {
+			n, err := parseUint("--max-trials", v)
+			c.MaxTrials = int(n)
+			return err
+		}},
+		{long: "percentile", arg: true, set: func(v string) error {
+			n, err := parseUint("--percentile", v)
+			c.Percentile = float64(n)
+			return err
+		}},
+		{long: "latency-threshold", short: 'l', arg: true, set: ms("--latency-threshold", &c.LatencyThreshold)},
+		{long: "binary-search", set: notSupported("binary-search")},
+		{long: "request-count", arg: true, set: notSupported("request-count")},
+		{long: "warmup-request-count", arg: true, set: notSupported("warmup-request-count")},
+		{long: "max-threads", arg: true, set: func(v string) error {
+			f.maxThreadsSet = true
+			err := u("--max-threads", &maxThreads)(v)
+			c.MaxThreads = int(maxThreads)
+			return err
+		}},
+
+		// Input data.
+		{short: 'b', arg: true, set: func(v string) error {
+			err := u("-b", &batch)(v)
+			c.BatchSize = int(batch)
+			return err
+		}},
+		{long: "input-data", arg: true, set: func(v string) error {
+			switch v {
+			case "random":
+				c.Inputs.Zero = false
+			case "zero":
+				c.Inputs.Zero = true
+			default:
+				return usageErrorf("not supported yet: --input-data %s (JSON files and directories; random and zero work)", v)
+			}
+			return nil
+		}},
+		{short: 'z', set: func(string) error {
+			f.warnings = append(f.warnings, "-z is deprecated; use --input-data zero instead.")
+			c.Inputs.Zero = true
+			return nil
+		}},
+		{long: "data-directory", arg: true, set: notSupported("data-directory")},
+		{long: "shape", arg: true, set: func(v string) error {
+			i := strings.LastIndex(v, ":")
+			if i <= 0 {
+				return usageErrorf("failed to parse --shape %q: expected <name>:<d1>,<d2>,...", v)
+			}
+			var dims []int64
+			for _, d := range strings.Split(v[i+1:], ",") {
+				n, err := strconv.ParseInt(strings.TrimSpace(d), 10, 64)
+				if err != nil || n <= 0 {
+					return usageErrorf("failed to parse --shape %q: dimensions must be positive integers", v)
+				}
+				dims = append(dims, n)
+			}
+			if c.Inputs.Shapes == nil {
+				c.Inputs.Shapes = map[string][]int64{}
+			}
+			c.Inputs.Shapes[v[:i]] = dims
+			return nil
+		}},
+		{long: "string-length", arg: true, set: func(v string) error {
+			err := u("--string-length", &stringLength)(v)
+			c.Inputs.StringLength = int(stringLength)
+			return err
+		}},
+		{long: "string-data", arg: true, set: str(&c.Inputs.StringData)},
+		{long: "shared-memory", arg: true, set: func(v string) error {
+			if v != "none" {
+				return usageErrorf("not supported yet: --shared-memory %s", v)
+			}
+			return nil
+		}},
+		{long: "output-shared-memory-size", arg: true, set: notSupported("output-shared-memory-size")},
+		{long: "input-tensor-format", arg: true, set: tensorFormat("--input-tensor-format", &f.inputFormat)},
+		{long: "output-tensor-format", arg: true, set: tensorFormat("--output-tensor-format", &f.outputFormat)},
+		{long: "request-parameter", arg: true, set: notSupported("request-parameter")},
+
+		// Protocol and transport.
+		{long: "async", short: 'a', set: on(&c.Async)},
+		{long: "sync", set: on(&f.syncSet)},
+		{long: "streaming", set: on(&c.Streaming)},
+		{short: 'H', arg: true, set: func(v string) error {
+			k, val, ok := strings.Cut(v, ":")
+			if !ok || k == "" {
+				return usageErrorf("failed to parse -H %q: expected Header:Value", v)
+			}
+			if f.headers == nil {
+				f.headers = http.Header{}
+			}
+			f.headers.Add(k, val)
+			return nil
+		}},
+		{long: "grpc-compression-algorithm", arg: true, set: func(v string) error {
+			switch v {
+			case "none", "gzip", "deflate":
+				f.compression = v
+				return nil
+			}
+			return usageErrorf("unsupported grpc compression algorithm %q: use none, gzip or deflate", v)
+		}},
+
+		// SSL/TLS.
+		{long: "ssl-grpc-use-ssl", set: notSupported("ssl-grpc-use-ssl")},
+		{long: "ssl-grpc-root-certifications-file", arg: true, set: notSupported("ssl-grpc-root-certifications-file")},
+		{long: "ssl-grpc-private-key-file", arg: true, set: notSupported("ssl-grpc-private-key-file")},
+		{long: "ssl-grpc-certificate-chain-file", arg: true, set: notSupported("ssl-grpc-certificate-chain-file")},
+		{long: "ssl-https-verify-peer", arg: true, set: notSupported("ssl-https-verify-peer")},
+		{long: "ssl-https-verify-host", arg: true, set: notSupported("ssl-https-verify-host")},
+		{long: "ssl-https-ca-certificates-file", arg: true, set: notSupported("ssl-https-ca-certificates-file")},
+		{long: "ssl-https-client-certificate-file", arg: true, set: notSupported("ssl-https-client-certificate-file")},
+		{long: "ssl-https-client-certificate-type", arg: true, set: notSupported("ssl-https-client-certificate-type")},
+		{long: "ssl-https-private-key-file", arg: true, set: notSupported("ssl-https-private-key-file")},
+		{long: "ssl-https-private-key-type", arg: true, set: notSupported("ssl-https-private-key-type")},
+
+		// Sequence models.
+		{long: "num-of-sequences", arg: true, set: notSupported("num-of-sequences")},
+		{long: "sequence-length", arg: true, set: notSupported("sequence-length")},
+		{long: "sequence-length-variation", arg: true, set: notSupported("sequence-length-variation")},
+		{long: "sequence-id-range", arg: true, set: notSupported("sequence-id-range")},
+		{long: "serial-sequences", set: notSupported("serial-sequences")},
+
+		// Server metrics.
+		{long: "collect-metrics", set: notSupported("collect-metrics")},
+		{long: "metrics-url", arg: true, set: notSupported("metrics-url")},
+		{long: "metrics-interval", arg: true, set: notSupported("metrics-interval")},
+
+		// Output.
+		{short: 'f', arg: true, set: str(&f.csvFile)},
+		{long: "verbose-csv", set: on(&f.verboseCSV)},
+		{long: "profile-export-file", arg: true, set: notSupported("profile-export-file")},
+		{long: "trace-level", arg: true, set: notSupported("trace-level")},
+		{long: "trace-rate", arg: true, set: notSupported("trace-rate")},
+		{long: "trace-count", arg: true, set: notSupported("trace-count")},
+		{long: "log-frequency", arg: true, set: notSupported("log-frequency")},
+
+		// inferperf's own.
+		{long: "embedded", set: on(&f.embedded)},
+		{long: "json", arg: true, set: str(&f.jsonFile)},
+		{long: "request-timeout", arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
+	}
+}
+
+func tensorFormat(flag string, dst *string) func(string) error {
+	return func(v string) error {
+		if v != "binary" && v != "json" {
+			return usageErrorf("unsupported %s %q: use binary or json", flag, v)
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// defaults returns perf_analyzer's defaults (its reference §1).
+func defaults() profileFlags {
+	return profileFlags{
+		cfg: profile.Config{
+			Protocol: "http", BatchSize: 1,
+			Concurrency:     profile.Range{Start: 1, End: 1, Step: 1},
+			MeasurementMode: profile.TimeWindows, MeasurementInterval: 5000 * time.Millisecond,
+			MeasurementRequestCount: 50, StabilityPercentage: 10, MaxTrials: 10,
+			Inputs: inputsDefaults(),
+		},
+		inputFormat: "binary", outputFormat: "binary", compression: "none",
+	}
+}
+
+// finish applies perf_analyzer's derived settings after parsing: deprecated aliases, the default
+// URL of the protocol, --max-threads, sync/async rules.
+func (f *profileFlags) finish() error {
+	c := &f.cfg
+	if f.deprecatedT > 0 || f.deprecatedC > 0 || f.dynamic {
+		if f.concurrencySet {
+			return usageErrorf("cannot use -t/-c/-d together with --concurrency-range")
+		}
+		start := max(f.deprecatedT, 1)
+		end := start
+		if f.deprecatedC > 0 {
+			end = f.deprecatedC
+		}
+		if f.dynamic {
+			if f.deprecatedC == 0 {
+				end = 0
+			}
+			c.Concurrency = profile.Range{Start: start, End: end, Step: 1}
+		} else {
+			c.Concurrency = profile.Range{Start: start, End: start, Step: 1}
+		}
+	}
+	if !f.urlSet {
+		c.URL = "localhost:8000"
+		if c.Protocol == "grpc" {
+			c.URL = "localhost:8001"
+		}
+	}
+	if f.syncSet && c.Async {
+		return usageErrorf("Cannot specify --sync and --async at the same time.")
+	}
+	if f.syncSet && c.Streaming {
+		return usageErrorf("--streaming is only allowed with async mode.")
+	}
+	if c.Streaming {
+		c.Async = true
+	}
+	if (f.inputFormat == "json" || f.outputFormat == "json") && c.Protocol != "http" {
+		return usageErrorf("--input-tensor-format and --output-tensor-format apply to -i http only")
+	}
+	if f.compression != "none" && c.Protocol != "grpc" {
+		return usageErrorf("--grpc-compression-algorithm applies to -i grpc only")
+	}
+	end := max(c.Concurrency.Start, c.Concurrency.End)
+	switch {
+	case !f.maxThreadsSet:
+		c.MaxThreads = int(max(16, end))
+	case !c.Async && c.Concurrency.End != 0 && uint64(c.MaxThreads) != end:
+		f.warnings = append(f.warnings, fmt.Sprintf("Overriding max_threads specification to ensure requested concurrency range (%d).", end))
+		c.MaxThreads = int(end)
+	}
+	if f.verbosity > 0 {
+		c.Verbose = true
+	}
+	if f.verboseCSV && f.csvFile == "" {
+		return usageErrorf("--verbose-csv needs -f <file>")
+	}
+	return c.Validate()
+}

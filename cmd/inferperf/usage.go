@@ -1,0 +1,55 @@
+package main
+
+// profileUsage is the help of `inferperf profile` (and of the binary run as perf_analyzer).
+const profileUsage = `Usage: inferperf profile [options]      (or: perf_analyzer [options])
+
+Measures a model served over KServe v2 / Triton's protocol, as perf_analyzer does. Long options
+may be abbreviated to any unambiguous prefix; --opt=value and --opt value both work.
+
+Model and server
+  -m <model>                      model name (required)
+  -x <version>                    model version (default: the server's choice)
+  -u <url>                        server address (default localhost:8000 for http, localhost:8001 for grpc)
+  -i http|grpc                    protocol (default http)
+  --embedded                      start the built-in reference server in-process and profile it
+  -H <Header:Value>               add a header (HTTP) or metadata entry (gRPC); repeatable
+  -v                              verbose: each measurement window, split client times
+
+Load
+  --concurrency-range <start>:<end>:<step>   closed-loop concurrency levels (default 1:1:1);
+                                  an end of 0 sweeps until --latency-threshold stops it
+  --max-threads <n>               gRPC channels are ceil(n/6); in sync mode the end of an
+                                  unbounded range (default max(16, concurrency end))
+  -a, --async / --sync            async changes the stability fallback (throughput only)
+  --streaming                     send over gRPC ModelStreamInfer, one stream per request slot
+  --grpc-compression-algorithm none|gzip   compress gRPC requests
+  --request-timeout <ms>          fail a request that takes longer (inferperf's own; default none)
+
+Measurement
+  --measurement-mode time_windows|count_windows   (default time_windows)
+  -p, --measurement-interval <ms> window length (default 5000; a window lasts exactly this,
+                                  where perf_analyzer silently waits 1.2 times as long)
+  --measurement-request-count <n> requests per count window, at least 1 s (default 50)
+  -s, --stability-percentage <p>  allowed spread of the last 3 windows (default 10)
+  -r, --max-trials <n>            windows per level before giving up (default 10)
+  --percentile <p>                stabilise and summarise on the p-th latency percentile
+  -l, --latency-threshold <ms>    stop the sweep when latency reaches this
+
+Input data
+  -b <n>                          batch size (default 1)
+  --shape <input>:<d1>,<d2>,...   shape of an input with variable dimensions; repeatable
+  --input-data random|zero        synthetic data (default random: values valid for their type)
+  --string-length <n>             length of random BYTES elements (default 128)
+  --string-data <s>               content of every BYTES element
+  --input-tensor-format binary|json, --output-tensor-format binary|json   HTTP encodings
+
+Output
+  -f <file>                       perf_analyzer's CSV (only stable levels, sorted by throughput)
+  --verbose-csv                   extra CSV columns
+  --json <file>                   every level, window and error of the run, as JSON
+
+Exit status: 0 ok; 2 the first level never stabilised; 3 a window completed no request;
+99 any other error; 130 interrupted (what was measured is still printed and written).
+Options perf_analyzer has that inferperf does not implement yet are refused by name
+("not supported yet: --flag"), never silently ignored.
+`

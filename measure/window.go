@@ -1,0 +1,195 @@
+package measure
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"inferperf/load"
+)
+
+// Window is what one measurement window saw: the requests that completed in [Start, End).
+// Successes feed the latency histogram and the sums; errors are only counted, by kind. A Window
+// is a value; its histogram belongs to it (Cut and Merge return fresh ones).
+type Window struct {
+	Start, End time.Time
+	// Count is the number of successful requests.
+	Count uint64
+	// Errors counts failed requests by kind (Errors[load.OK] is always 0), and ErrorExamples
+	// keeps up to three distinct messages per kind. Errors are kept out of the latency figures.
+	Errors        [load.NumKinds]uint64
+	ErrorExamples map[load.Kind][]string
+	// Latency is the histogram of successful latencies, in microseconds (1µs..1h, 3 significant
+	// digits). It holds Count-OutOfRange values: OutOfRange counts successes whose latency it
+	// could not hold (negative, or above an hour), which are still in Count and the sums.
+	Latency    *hdrhistogram.Histogram
+	OutOfRange int64
+	// LatencySum, Min and Max are exact, over successes.
+	LatencySum time.Duration
+	Min, Max   time.Duration
+	// SendSum, WaitSum and RecvSum sum the client-side breakdown over successes.
+	SendSum, WaitSum, RecvSum time.Duration
+}
+
+// addAcc adds one shard's accumulator to w, whose Latency must be non-nil.
+func (w *Window) addAcc(a *acc) {
+	if a.n == 0 {
+		return
+	}
+	w.OutOfRange += a.outOfRange
+	if a.hist.TotalCount() > 0 { // Merge walks the counters: skip it for a shard without successes
+		w.OutOfRange += w.Latency.Merge(a.hist)
+	}
+	if a.count > 0 {
+		w.minMax(a.min, a.max)
+	}
+	w.Count += a.count
+	w.LatencySum += a.latSum
+	w.SendSum += a.sendSum
+	w.WaitSum += a.waitSum
+	w.RecvSum += a.recvSum
+	for k, n := range a.errors {
+		if n == 0 {
+			continue
+		}
+		w.Errors[k] += n
+		for _, msg := range a.examples[k][:min(n, maxExamples)] {
+			w.addExample(load.Kind(k), msg)
+		}
+	}
+}
+
+// minMax widens [Min, Max] to [lo, hi]. It must be called before Count grows.
+func (w *Window) minMax(lo, hi time.Duration) {
+	if w.Count == 0 || lo < w.Min {
+		w.Min = lo
+	}
+	if w.Count == 0 || hi > w.Max {
+		w.Max = hi
+	}
+}
+
+// addExample keeps msg as an example of kind k if there is room and it is new.
+func (w *Window) addExample(k load.Kind, msg string) {
+	ex := w.ErrorExamples[k]
+	if msg == "" || len(ex) >= maxExamples || slices.Contains(ex, msg) {
+		return
+	}
+	if w.ErrorExamples == nil {
+		w.ErrorExamples = make(map[load.Kind][]string)
+	}
+	w.ErrorExamples[k] = append(ex, msg)
+}
+
+// Duration is the window's length, End - Start.
+func (w Window) Duration() time.Duration { return w.End.Sub(w.Start) }
+
+// ErrorCount is the number of failed requests, all kinds together.
+func (w Window) ErrorCount() uint64 {
+	var n uint64
+	for _, e := range w.Errors {
+		n += e
+	}
+	return n
+}
+
+// Throughput is perf_analyzer's infer/sec: successes × batch / window seconds. It is 0 for a
+// window of no length.
+func (w Window) Throughput(batch int) float64 {
+	d := w.Duration()
+	if d <= 0 {
+		return 0
+	}
+	return float64(w.Count) * float64(batch) / d.Seconds()
+}
+
+// Mean is the mean latency of the successes, exact (LatencySum / Count); 0 with no successes.
+// A Window built by hand with a histogram but no LatencySum gets the histogram's mean.
+func (w Window) Mean() time.Duration {
+	switch {
+	case w.Count == 0:
+		return 0
+	case w.LatencySum == 0 && w.Latency != nil:
+		return usToDuration(w.Latency.Mean())
+	}
+	return w.LatencySum / time.Duration(w.Count)
+}
+
+// Percentile returns the latency at percentile p, p in [0, 100] (clamped): the largest latency
+// that (100-p)% of successes are at or above, within the histogram's 0.1%. It is 0 with no
+// successes.
+//
+// It wraps hdrhistogram-go's ValueAtQuantile, which despite its name takes 0-100, not 0-1, and
+// which returns 0 for a percentile so low that it rounds to the 0th value: Percentile returns the
+// smallest latency there.
+func (w Window) Percentile(p float64) time.Duration {
+	if w.Latency == nil || w.Latency.TotalCount() == 0 || math.IsNaN(p) {
+		return 0
+	}
+	p = min(max(p, 0), 100)
+	var us int64
+	if p/100*float64(w.Latency.TotalCount())+0.5 < 1 {
+		us = w.Latency.Min()
+	} else {
+		us = w.Latency.ValueAtQuantile(p)
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+// StdDev is the sample standard deviation (n-1) of the latencies, from the histogram (within its
+// 0.1%), as perf_analyzer reports it; 0 with fewer than two successes.
+func (w Window) StdDev() time.Duration { return usToDuration(w.stdDevUs()) }
+
+// stdDevUs is StdDev in microseconds, as a float.
+func (w Window) stdDevUs() float64 {
+	if w.Latency == nil {
+		return 0
+	}
+	n := float64(w.Latency.TotalCount())
+	if n < 2 {
+		return 0
+	}
+	// The histogram's StdDev divides by n; Bessel's correction makes it the sample deviation.
+	return w.Latency.StdDev() * math.Sqrt(n/(n-1))
+}
+
+func usToDuration(us float64) time.Duration { return time.Duration(math.Round(us * 1e3)) }
+
+// Merge combines windows into one, as perf_analyzer merges the last three windows of a stable
+// level: counts and sums add up, histograms merge (values the merged histogram cannot hold add
+// to OutOfRange), examples are kept up to three distinct per kind, Start is the first window's
+// and End the last one's. The windows are meant to be contiguous (as Cut makes them), so that
+// Duration and Throughput cover exactly the merged windows. Merge of nothing is an empty Window;
+// its Latency is never nil.
+func Merge(ws ...Window) Window {
+	m := Window{Latency: newHistogram()}
+	if len(ws) == 0 {
+		return m
+	}
+	m.Start, m.End = ws[0].Start, ws[len(ws)-1].End
+	for _, w := range ws {
+		if w.Latency != nil {
+			m.OutOfRange += m.Latency.Merge(w.Latency)
+		}
+		m.OutOfRange += w.OutOfRange
+		if w.Count > 0 {
+			m.minMax(w.Min, w.Max)
+		}
+		m.Count += w.Count
+		m.LatencySum += w.LatencySum
+		m.SendSum += w.SendSum
+		m.WaitSum += w.WaitSum
+		m.RecvSum += w.RecvSum
+		for k, n := range w.Errors {
+			m.Errors[k] += n
+		}
+		for k := range load.NumKinds {
+			for _, msg := range w.ErrorExamples[load.Kind(k)] {
+				m.addExample(load.Kind(k), msg)
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,139 @@
+// Package profile runs a sweep: for each load level it drives the load pool, cuts measurement
+// windows until the level is stable (perf_analyzer's rule), reads the server's statistics around
+// the windows, and produces a results.Sweep. It adapts a client.Inferer to load.Sender; the caller
+// injects the protocol's implementation.
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"inferperf/inputs"
+)
+
+// Range is perf_analyzer's start:end:step. End 0 means "until the latency threshold stops it".
+type Range struct {
+	Start, End, Step uint64
+}
+
+// String prints the range as it is written on the command line.
+func (r Range) String() string { return fmt.Sprintf("%d:%d:%d", r.Start, r.End, r.Step) }
+
+// Levels lists the levels of a bounded range.
+func (r Range) Levels() []uint64 {
+	var out []uint64
+	for v := r.Start; v <= r.End; v += r.Step {
+		out = append(out, v)
+		if r.Step == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// Measurement modes.
+const (
+	TimeWindows  = "time_windows"
+	CountWindows = "count_windows"
+)
+
+// Config is the profiler's configuration: the flags, bound and validated.
+type Config struct {
+	// Model and ModelVersion name the model ("" = the server's choice of version).
+	Model        string `json:"model"`
+	ModelVersion string `json:"model_version,omitempty"`
+	// URL and Protocol ("http" or "grpc") name the server.
+	URL      string `json:"url"`
+	Protocol string `json:"protocol"`
+	// BatchSize is -b.
+	BatchSize int `json:"batch_size"`
+	// Concurrency is --concurrency-range.
+	Concurrency Range `json:"concurrency_range"`
+	// MeasurementMode is time_windows or count_windows.
+	MeasurementMode string `json:"measurement_mode"`
+	// MeasurementInterval is the length of a time window (-p). Unlike perf_analyzer, which waits
+	// 1.2 times as long, a window lasts exactly this.
+	MeasurementInterval time.Duration `json:"measurement_interval"`
+	// MeasurementRequestCount is the least number of requests a count window holds.
+	MeasurementRequestCount uint64 `json:"measurement_request_count"`
+	// StabilityPercentage is -s (10 = 10%).
+	StabilityPercentage float64 `json:"stability_percentage"`
+	// MaxTrials is -r: windows per level before giving up.
+	MaxTrials int `json:"max_trials"`
+	// Percentile, when not 0, stabilises and summarises on that latency percentile instead of
+	// the average.
+	Percentile float64 `json:"percentile,omitempty"`
+	// LatencyThreshold (-l) stops the sweep at the first level whose latency reaches it; 0 = none.
+	LatencyThreshold time.Duration `json:"latency_threshold,omitempty"`
+	// Async is -a; it changes the stability fallback (throughput only) as in perf_analyzer.
+	Async bool `json:"async"`
+	// Streaming sends over a gRPC bidirectional stream, one per worker.
+	Streaming bool `json:"streaming"`
+	// MaxThreads is --max-threads. Each in-flight request has its own goroutine here, so it does
+	// not cap concurrency as perf_analyzer's threads do; it is the number of gRPC channels the
+	// requests are spread over (perf_analyzer gives each thread its own client), and in sync mode
+	// the end of an unbounded concurrency range, as in perf_analyzer.
+	MaxThreads int `json:"max_threads"`
+	// Inputs choose the request data.
+	Inputs inputs.Options `json:"inputs"`
+	// RequestTimeout bounds each request; 0 = none.
+	RequestTimeout time.Duration `json:"request_timeout,omitempty"`
+	// Verbose prints each window's figures as it ends (-v).
+	Verbose bool `json:"verbose,omitempty"`
+}
+
+// Validate checks the configuration and names every problem with its flag.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Model == "" {
+		bad("-m: the model name is required")
+	}
+	if c.Protocol != "http" && c.Protocol != "grpc" {
+		bad("-i: protocol %q must be http or grpc", c.Protocol)
+	}
+	if c.BatchSize < 1 {
+		bad("-b: batch size %d must be positive", c.BatchSize)
+	}
+	if c.Concurrency.Start < 1 {
+		bad("--concurrency-range: the start must be > 0")
+	}
+	if c.Concurrency.End != 0 && c.Concurrency.End < c.Concurrency.Start {
+		bad("--concurrency-range: the end %d is below the start %d", c.Concurrency.End, c.Concurrency.Start)
+	}
+	if c.Concurrency.Step < 1 {
+		bad("--concurrency-range: the step must be > 0")
+	}
+	if c.Concurrency.End == 0 && c.LatencyThreshold == 0 {
+		bad("--concurrency-range: an end of 0 (unbounded) needs a latency threshold (-l)")
+	}
+	switch c.MeasurementMode {
+	case TimeWindows:
+		if c.MeasurementInterval <= 0 {
+			bad("--measurement-interval: must be > 0")
+		}
+	case CountWindows:
+		if c.MeasurementRequestCount < 1 {
+			bad("--measurement-request-count: must be > 0")
+		}
+	default:
+		bad("--measurement-mode: %q must be time_windows or count_windows", c.MeasurementMode)
+	}
+	if c.StabilityPercentage < 0 {
+		bad("-s: the stability percentage must be >= 0")
+	}
+	if c.MaxTrials < 1 {
+		bad("-r: max trials must be > 0")
+	}
+	if c.Percentile != 0 && (c.Percentile < 1 || c.Percentile > 99) {
+		bad("--percentile: must be between 1 and 99")
+	}
+	if c.Streaming && c.Protocol != "grpc" {
+		bad("--streaming: streaming is only allowed with gRPC protocol")
+	}
+	if c.MaxThreads < 1 {
+		bad("--max-threads: must be > 0")
+	}
+	return errors.Join(errs...)
+}

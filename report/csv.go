@@ -1,0 +1,120 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"inferperf/results"
+)
+
+// CSVOptions choose perf_analyzer's optional CSV columns.
+type CSVOptions struct {
+	// Verbose adds Avg latency (without --percentile), request/response and response wait
+	// (--verbose-csv).
+	Verbose bool
+	// Metrics adds the four GPU metric columns (--verbose-csv with --collect-metrics).
+	Metrics bool
+}
+
+// ErrNothingStable means no level was stable: perf_analyzer writes no CSV then.
+var ErrNothingStable = errors.New("no stable level to report")
+
+// CSV writes perf_analyzer's latency report (its §4.2): the header in its exact order, one row per
+// stable level sorted by throughput, times in integer microseconds.
+func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
+	levels := s.StableLevels()
+	if len(levels) == 0 {
+		return ErrNothingStable
+	}
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Throughput < levels[j].Throughput })
+	server := s.ServerStats && levels[0].Server != nil
+	head := []string{"Concurrency"}
+	if s.Mode == "request_rate" {
+		head[0] = "Request Rate"
+	}
+	head = append(head, "Inferences/Second", "Client Send")
+	if server {
+		head = append(head, "Network+Server Send/Recv", "Server Queue", "Server Compute Input", "Server Compute Infer", "Server Compute Output")
+		if s.ResponseCache {
+			head = append(head, "Server Cache Hit", "Server Cache Miss")
+		}
+	}
+	head = append(head, "Client Recv")
+	keys := percentileKeys(&levels[0])
+	for _, k := range keys {
+		head = append(head, "p"+k+" latency")
+	}
+	if opts.Verbose {
+		if s.Percentile == 0 {
+			head = append(head, "Avg latency")
+		}
+		head = append(head, "request/response", "response wait")
+		if opts.Metrics {
+			head = append(head, "Avg GPU Utilization", "Avg GPU Power Usage", "Max GPU Memory Usage", "Total GPU Memory")
+		}
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(head, ",") + "\n")
+	for i := range levels {
+		l := &levels[i]
+		c := l.Client
+		row := []string{strconv.Itoa(l.Concurrency)}
+		if s.Mode == "request_rate" {
+			row[0] = num(l.RequestRate)
+		}
+		row = append(row, num(l.Throughput), i64(c.SendUs))
+		if server {
+			srv := l.Server
+			if srv == nil {
+				srv = &results.ServerBreakdown{}
+			}
+			// Network+Server Send/Recv: what the client waited for that the server's statistics
+			// do not account for (perf_analyzer §3.5), floored at zero.
+			accountedNs := srv.QueueNs + srv.ComputeNs
+			if s.ResponseCache {
+				accountedNs = srv.QueueNs + srv.CacheNs
+			}
+			network := l.Latency.AvgUs*1000 - (c.SendUs+c.RecvUs)*1000 - int64(accountedNs)
+			row = append(row, i64(max(0, network)/1000), u64(srv.QueueUs), u64(srv.ComputeInputUs), u64(srv.ComputeInferUs), u64(srv.ComputeOutputUs))
+			if s.ResponseCache {
+				row = append(row, u64(srv.CacheHitUs), u64(srv.CacheMissUs))
+			}
+		}
+		row = append(row, i64(c.RecvUs))
+		for _, k := range keys {
+			row = append(row, i64(l.Latency.Percentiles[k]))
+		}
+		if opts.Verbose {
+			if s.Percentile == 0 {
+				row = append(row, i64(l.Latency.AvgUs))
+			}
+			row = append(row, i64(c.SendUs+c.RecvUs), i64(c.RequestUs-c.SendUs-c.RecvUs))
+			if opts.Metrics {
+				row = append(row, gpuCells(l.GPUs)...)
+			}
+		}
+		b.WriteString(strings.Join(row, ",") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func i64(v int64) string  { return strconv.FormatInt(v, 10) }
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// gpuCells formats the metric columns as "uuid:value;" per GPU; utilization is a 0-1 fraction in
+// the CSV.
+func gpuCells(gpus []results.GPU) []string {
+	var util, power, used, total strings.Builder
+	for _, g := range gpus {
+		fmt.Fprintf(&util, "%s:%s;", g.UUID, num(g.Utilization))
+		fmt.Fprintf(&power, "%s:%s;", g.UUID, num(g.PowerW))
+		fmt.Fprintf(&used, "%s:%d;", g.UUID, g.MemoryUsedBytes)
+		fmt.Fprintf(&total, "%s:%d;", g.UUID, g.MemoryTotalBytes)
+	}
+	return []string{util.String(), power.String(), used.String(), total.String()}
+}
