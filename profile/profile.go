@@ -172,9 +172,18 @@ func (r *Runner) Run(ctx context.Context) (*results.Sweep, error) {
 	poolDone := make(chan error, 1)
 	go func() { poolDone <- pool.Run(runCtx) }()
 	defer func() {
+		// Let in-flight requests finish, but not forever: a server that hangs must not hang
+		// the end of the run.
 		pool.Stop()
+		t := time.NewTimer(drainGrace)
+		defer t.Stop()
+		select {
+		case <-poolDone:
+		case <-t.C:
+			cancelRun()
+			<-poolDone
+		}
 		cancelRun()
-		<-poolDone
 	}()
 
 	r.printSettings(m)
@@ -215,6 +224,24 @@ func (r *Runner) Run(ctx context.Context) (*results.Sweep, error) {
 		}
 	}
 	return finish(results.Completed, nil)
+}
+
+// drainGrace is how long the end of a run waits for in-flight requests before cutting them off.
+const drainGrace = 5 * time.Second
+
+// allFailed describes a window in which every request failed, by its most frequent error kind.
+func allFailed(w measure.Window) error {
+	worst := load.OK
+	for k := range load.NumKinds {
+		if w.Errors[k] > w.Errors[worst] {
+			worst = load.Kind(k)
+		}
+	}
+	msg := fmt.Sprintf("every request of the window failed (%d %s)", w.Errors[worst], worst)
+	if ex := w.ErrorExamples[worst]; len(ex) > 0 {
+		msg += ": " + ex[0]
+	}
+	return errors.New(msg)
 }
 
 type levelOutcome int
@@ -266,7 +293,11 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 			r.printPass(trial, w)
 		}
 		if w.Count == 0 {
-			return r.level(concurrency, windows, snaps, stats, false, false), levelNoRequests, nil
+			lvl := r.level(concurrency, windows, snaps, stats, false, false)
+			if w.ErrorCount() > 0 {
+				return lvl, levelFailed, allFailed(w)
+			}
+			return lvl, levelNoRequests, nil
 		}
 		if rule.Stable(windows) {
 			outcome = levelStable
