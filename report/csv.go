@@ -118,3 +118,55 @@ func gpuCells(gpus []results.GPU) []string {
 	}
 	return []string{util.String(), power.String(), used.String(), total.String()}
 }
+
+// ComposingCSV writes the CSV perf_analyzer writes for each composing model of an ensemble
+// (`<model>_v<version>.<csv-name>`): the load, the ensemble's throughput scaled by the composing
+// model's share of successful requests, literal 0 client times, and the composing model's server
+// overhead in the Network+Server column. It returns one CSV per composing model, by file prefix.
+func ComposingCSV(s *results.Sweep) map[string][]byte {
+	levels := s.StableLevels()
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Throughput < levels[j].Throughput })
+	out := map[string][]byte{}
+	head := []string{"Concurrency"}
+	if s.Mode == "request_rate" {
+		head[0] = "Request Rate"
+	}
+	head = append(head, "Inferences/Second", "Client Send", "Network+Server Send/Recv", "Server Queue", "Server Compute Input", "Server Compute Infer", "Server Compute Output")
+	if s.ResponseCache {
+		head = append(head, "Server Cache Hit", "Server Cache Miss")
+	}
+	head = append(head, "Client Recv")
+	bufs := map[string]*strings.Builder{}
+	var order []string
+	for i := range levels {
+		l := &levels[i]
+		for _, c := range l.Composing {
+			key := c.Model + "_v" + c.Version
+			b := bufs[key]
+			if b == nil {
+				b = &strings.Builder{}
+				b.WriteString(strings.Join(head, ",") + "\n")
+				bufs[key] = b
+				order = append(order, key)
+			}
+			share := 0.0
+			if l.Server != nil && l.Server.SuccessCount > 0 {
+				share = float64(c.SuccessCount) / float64(l.Server.SuccessCount)
+			}
+			load := strconv.Itoa(l.Concurrency)
+			if s.Mode == "request_rate" {
+				load = num(l.RequestRate)
+			}
+			row := []string{load, num(l.Throughput * share), "0", u64(c.OverheadUs), u64(c.QueueUs), u64(c.ComputeInputUs), u64(c.ComputeInferUs), u64(c.ComputeOutputUs)}
+			if s.ResponseCache {
+				row = append(row, u64(c.CacheHitUs), u64(c.CacheMissUs))
+			}
+			row = append(row, "0")
+			b.WriteString(strings.Join(row, ",") + "\n")
+		}
+	}
+	for _, k := range order {
+		out[k] = []byte(bufs[k].String())
+	}
+	return out
+}

@@ -160,3 +160,22 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Errorf("JSON round trip changed the sweep:\n%s\n%s", first.String(), again.String())
 	}
 }
+
+func TestComposingCSV(t *testing.T) {
+	s := paExample()
+	for i := range s.Levels {
+		s.Levels[i].Composing = []results.ServerBreakdown{
+			{Model: "pre", Version: "1", SuccessCount: 25348, OverheadUs: 3, QueueUs: 4, ComputeInputUs: 5, ComputeInferUs: 6, ComputeOutputUs: 7},
+			{Model: "net", Version: "2", SuccessCount: 12674, OverheadUs: 1, QueueUs: 2, ComputeInputUs: 3, ComputeInferUs: 4, ComputeOutputUs: 5},
+		}
+	}
+	files := ComposingCSV(s)
+	if len(files) != 2 {
+		t.Fatalf("ComposingCSV made %d files; want 2", len(files))
+	}
+	want := "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv\n" +
+		"1,703.92,0,1,2,3,4,5,0\n2,1195.6,0,1,2,3,4,5,0\n"
+	if got := string(files["net_v2"]); got != want {
+		t.Errorf("net_v2 CSV =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -176,6 +176,11 @@ func writeOutputs(f *profileFlags, sweep *results.Sweep) error {
 		}); err != nil && !errors.Is(err, report.ErrNothingStable) {
 			errs = append(errs, err)
 		}
+		// An ensemble's composing models get perf_analyzer's <model>_v<version>.<csv> files.
+		for key, data := range report.ComposingCSV(sweep) {
+			path := filepath.Join(filepath.Dir(f.csvFile), key+"."+filepath.Base(f.csvFile))
+			errs = append(errs, writeFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }))
+		}
 	}
 	if f.jsonFile != "" {
 		errs = append(errs, writeFile(f.jsonFile, func(w io.Writer) error { return report.JSON(w, sweep) }))
