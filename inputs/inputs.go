@@ -1,6 +1,8 @@
-// Package inputs builds the request the profiler sends: input tensors shaped from the model's
-// metadata, the batch size and --shape, filled with synthetic data (random or zero) or, for
-// BYTES, --string-data. It is built once per run and reused for every request.
+// Package inputs builds the data the profiler sends. Build makes the one synthetic request of a
+// run: input tensors shaped from the model's metadata, the batch size and --shape, filled with
+// random or zero data or, for BYTES, --string-data. Load reads perf_analyzer's real input data
+// (--input-data: JSON files, a directory of raw files, or per-input sources) into the list of
+// requests of a run, with the outputs expected back when the file gives validation_data.
 package inputs
 
 import (
@@ -51,40 +53,65 @@ type Options struct {
 
 // Build returns the request to send, with every input filled and every output requested.
 func Build(m Model, opts Options) (*kserve.InferRequest, error) {
-	if opts.BatchSize < 1 {
-		return nil, fmt.Errorf("batch size %d must be positive", opts.BatchSize)
+	if err := checkOptions(m, opts); err != nil {
+		return nil, err
 	}
-	if m.MaxBatchSize == 0 && opts.BatchSize > 1 {
-		return nil, fmt.Errorf("can not specify batch size > 1 as the model does not support batching")
-	}
-	if m.MaxBatchSize > 0 && opts.BatchSize > m.MaxBatchSize {
-		return nil, fmt.Errorf("expecting batch size <= %d for model '%s'", m.MaxBatchSize, m.Name)
-	}
-	for name := range opts.Shapes {
-		if !slices.ContainsFunc(m.Inputs, func(t Tensor) bool { return t.Name == name }) {
-			return nil, fmt.Errorf("--shape names '%s', which is not an input of model '%s' (inputs: %s)", name, m.Name, names(m.Inputs))
-		}
-	}
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x696e666572706572))
+	rng := newRNG(opts.Seed)
 	req := &kserve.InferRequest{ModelName: m.Name, ModelVersion: m.Version}
 	for _, in := range m.Inputs {
-		shape, err := resolveShape(in, opts.Shapes[in.Name])
+		t, err := synthesize(m, in, opts, opts.Zero, rng)
 		if err != nil {
 			return nil, err
 		}
-		if m.MaxBatchSize > 0 {
-			shape = append([]int64{int64(opts.BatchSize)}, shape...)
-		}
-		data, err := fill(in.Datatype, kserve.ElementCount(shape), opts, rng)
-		if err != nil {
-			return nil, fmt.Errorf("input '%s': %w", in.Name, err)
-		}
-		req.Inputs = append(req.Inputs, kserve.Tensor{Name: in.Name, Datatype: in.Datatype, Shape: shape, Data: data})
+		req.Inputs = append(req.Inputs, t)
 	}
 	for _, out := range m.Outputs {
 		req.Outputs = append(req.Outputs, kserve.RequestedOutput{Name: out.Name})
 	}
 	return req, nil
+}
+
+// checkOptions validates the batch size against the model and every --shape against its input.
+func checkOptions(m Model, opts Options) error {
+	if opts.BatchSize < 1 {
+		return fmt.Errorf("batch size %d must be positive", opts.BatchSize)
+	}
+	if m.MaxBatchSize == 0 && opts.BatchSize > 1 {
+		return fmt.Errorf("can not specify batch size > 1 as the model does not support batching")
+	}
+	if m.MaxBatchSize > 0 && opts.BatchSize > m.MaxBatchSize {
+		return fmt.Errorf("expecting batch size <= %d for model '%s'", m.MaxBatchSize, m.Name)
+	}
+	for name := range opts.Shapes {
+		if !slices.ContainsFunc(m.Inputs, func(t Tensor) bool { return t.Name == name }) {
+			return fmt.Errorf("--shape names '%s', which is not an input of model '%s' (inputs: %s)", name, m.Name, names(m.Inputs))
+		}
+	}
+	return nil
+}
+
+// newRNG is the generator of one run's synthetic data: the same seed gives the same data.
+func newRNG(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x696e666572706572))
+}
+
+// synthesize makes the synthetic tensor of input in for one request: shaped from the model and
+// --shape (batch dimension included when the model batches), zero or random from rng.
+func synthesize(m Model, in Tensor, opts Options, zero bool, rng *rand.Rand) (kserve.Tensor, error) {
+	shape, err := resolveShape(in, opts.Shapes[in.Name])
+	if err != nil {
+		return kserve.Tensor{}, err
+	}
+	if m.MaxBatchSize > 0 {
+		shape = append([]int64{int64(opts.BatchSize)}, shape...)
+	}
+	o := opts
+	o.Zero = zero
+	data, err := fill(in.Datatype, kserve.ElementCount(shape), o, rng)
+	if err != nil {
+		return kserve.Tensor{}, fmt.Errorf("input '%s': %w", in.Name, err)
+	}
+	return kserve.Tensor{Name: in.Name, Datatype: in.Datatype, Shape: shape, Data: data}, nil
 }
 
 func names(ts []Tensor) string {

@@ -21,6 +21,7 @@ const (
 	Unavailable      // the server is overloaded or not ready (HTTP 503, UNAVAILABLE)
 	ServerError      // the server failed (HTTP 5xx, INTERNAL, ...)
 	Canceled         // the run stopped while the request was in flight
+	Mismatch         // the response differs from the expected outputs (validation data)
 	Other
 	numKinds
 )
@@ -28,7 +29,7 @@ const (
 // NumKinds is the number of kinds, for arrays indexed by Kind.
 const NumKinds = int(numKinds)
 
-var kindNames = [...]string{"ok", "transport", "timeout", "rejected", "unavailable", "server_error", "canceled", "other"}
+var kindNames = [...]string{"ok", "transport", "timeout", "rejected", "unavailable", "server_error", "canceled", "mismatch", "other"}
 
 // String names the kind as reports and JSON exports show it.
 func (k Kind) String() string {

@@ -31,6 +31,31 @@ type Window struct {
 	Min, Max   time.Duration
 	// SendSum, WaitSum and RecvSum sum the client-side breakdown over successes.
 	SendSum, WaitSum, RecvSum time.Duration
+
+	// The fields below are those of an open-loop window (OpenRecorder); they are zero in closed
+	// loop. There Start and End are the window's schedule bounds, the window holds the requests
+	// scheduled in it (whenever they completed), and Latency is measured from the intended send
+	// time: the truth, lateness of the generator included.
+
+	// Service is the histogram of the successes' service times, Done − Sent in microseconds: the
+	// latency from the actual send, which perf_analyzer reports as latency. ServiceSum is their
+	// exact sum. A service time the histogram cannot hold is left out of it (it is never longer
+	// than the latency from the intended time, so this happens only when that one is out of
+	// range too, or when a clock went backwards).
+	Service    *hdrhistogram.Histogram
+	ServiceSum time.Duration
+	// Delayed counts the recorded requests (successes and errors) sent more than DelayThreshold
+	// (1 ms, perf_analyzer's) after their intended time: the generator was behind its schedule.
+	Delayed uint64
+	// Scheduled is the number of requests the schedule put in the window. InFlight of them were
+	// not recorded when the window was collected: still in flight, or not even sent. Each of
+	// those has a latency of at least InFlightMinAge, the time from the window's end to the
+	// collection.
+	Scheduled      uint64
+	InFlight       uint64
+	InFlightMinAge time.Duration
+	// LastSent is the latest Sent among the window's recorded requests, for SendRate.
+	LastSent time.Time
 }
 
 // addAcc adds one shard's accumulator to w, whose Latency must be non-nil.
@@ -162,7 +187,9 @@ func usToDuration(us float64) time.Duration { return time.Duration(math.Round(us
 // to OutOfRange), examples are kept up to three distinct per kind, Start is the first window's
 // and End the last one's. The windows are meant to be contiguous (as Cut makes them), so that
 // Duration and Throughput cover exactly the merged windows. Merge of nothing is an empty Window;
-// its Latency is never nil.
+// its Latency is never nil. Of the open-loop fields, the counts and ServiceSum add up, the
+// Service histograms merge (Service stays nil if no window has one), and LastSent and
+// InFlightMinAge are the latest and the largest.
 func Merge(ws ...Window) Window {
 	m := Window{Latency: newHistogram()}
 	if len(ws) == 0 {
@@ -190,6 +217,25 @@ func Merge(ws ...Window) Window {
 				m.addExample(load.Kind(k), msg)
 			}
 		}
+		m.mergeOpen(&w)
 	}
 	return m
+}
+
+// mergeOpen adds w's open-loop fields to m.
+func (m *Window) mergeOpen(w *Window) {
+	if w.Service != nil {
+		if m.Service == nil {
+			m.Service = newHistogram()
+		}
+		m.Service.Merge(w.Service) // the same range: nothing is dropped
+	}
+	m.ServiceSum += w.ServiceSum
+	m.Delayed += w.Delayed
+	m.Scheduled += w.Scheduled
+	m.InFlight += w.InFlight
+	m.InFlightMinAge = max(m.InFlightMinAge, w.InFlightMinAge)
+	if w.LastSent.After(m.LastSent) {
+		m.LastSent = w.LastSent
+	}
 }

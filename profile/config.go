@@ -32,6 +32,28 @@ func (r Range) Levels() []uint64 {
 	return out
 }
 
+// RateRange is --request-rate-range: start[:end[:step]] in requests per second.
+type RateRange struct {
+	Start, End, Step float64
+}
+
+// Budget is a latency limit: Percentile 0 means the average.
+type Budget struct {
+	Percentile float64       `json:"percentile,omitempty"`
+	Limit      time.Duration `json:"limit"`
+}
+
+// String prints the budget as the flag takes it, e.g. "p95:50ms".
+func (b Budget) String() string {
+	if b.Percentile == 0 {
+		return "avg:" + b.Limit.String()
+	}
+	return fmt.Sprintf("p%g:%s", b.Percentile, b.Limit)
+}
+
+// RateMode reports whether the configuration selects open-loop load.
+func (c *Config) RateMode() bool { return c.RequestRate.Start > 0 || len(c.Intervals) > 0 }
+
 // Measurement modes.
 const (
 	TimeWindows  = "time_windows"
@@ -50,6 +72,20 @@ type Config struct {
 	BatchSize int `json:"batch_size"`
 	// Concurrency is --concurrency-range.
 	Concurrency Range `json:"concurrency_range"`
+	// RequestRate is --request-rate-range; a non-zero Start selects open-loop (request-rate) mode.
+	RequestRate RateRange `json:"request_rate_range,omitempty"`
+	// Distribution is constant or poisson (--request-distribution).
+	Distribution string `json:"request_distribution,omitempty"`
+	// Seed seeds the Poisson schedule (and the random input data); the same seed repeats a run.
+	Seed uint64 `json:"seed"`
+	// Intervals, when set, is the --request-intervals schedule: gaps between sends, looped.
+	Intervals []time.Duration `json:"request_intervals,omitempty"`
+	// BinarySearch bisects between the range's start and end for the highest load under the
+	// latency threshold (--binary-search).
+	BinarySearch bool `json:"binary_search,omitempty"`
+	// Budget, when set, picks the operating point: the highest-throughput level whose latency
+	// (average, or the given percentile) stays within it (--latency-budget p95:50ms).
+	Budget *Budget `json:"latency_budget,omitempty"`
 	// MeasurementMode is time_windows or count_windows.
 	MeasurementMode string `json:"measurement_mode"`
 	// MeasurementInterval is the length of a time window (-p). Unlike perf_analyzer, which waits
@@ -75,8 +111,14 @@ type Config struct {
 	// requests are spread over (perf_analyzer gives each thread its own client), and in sync mode
 	// the end of an unbounded concurrency range, as in perf_analyzer.
 	MaxThreads int `json:"max_threads"`
-	// Inputs choose the request data.
+	// Inputs choose the synthetic request data.
 	Inputs inputs.Options `json:"inputs"`
+	// InputData are the --input-data sources: random, zero, JSON files, a directory, NAME:source.
+	InputData []string `json:"input_data,omitempty"`
+	// RequestCount, when set, measures exactly that many requests in one window (--request-count).
+	RequestCount uint64 `json:"request_count,omitempty"`
+	// WarmupRequestCount requests are sent first and left out of every figure.
+	WarmupRequestCount uint64 `json:"warmup_request_count,omitempty"`
 	// RequestTimeout bounds each request; 0 = none.
 	RequestTimeout time.Duration `json:"request_timeout,omitempty"`
 	// Verbose prints each window's figures as it ends (-v).
@@ -96,17 +138,50 @@ func (c *Config) Validate() error {
 	if c.BatchSize < 1 {
 		bad("-b: batch size %d must be positive", c.BatchSize)
 	}
-	if c.Concurrency.Start < 1 {
-		bad("--concurrency-range: the start must be > 0")
+	if c.RateMode() {
+		rr := c.RequestRate
+		if len(c.Intervals) == 0 {
+			if rr.Start <= 0 {
+				bad("--request-rate-range: the start must be > 0")
+			}
+			if rr.End != 0 && rr.End < rr.Start {
+				bad("--request-rate-range: the end %g is below the start %g", rr.End, rr.Start)
+			}
+			if rr.Step <= 0 {
+				bad("--request-rate-range: the step must be > 0")
+			}
+			if rr.End == 0 && c.LatencyThreshold == 0 {
+				bad("--request-rate-range: an end of 0 (unbounded) needs a latency threshold (-l)")
+			}
+		}
+		if c.Distribution != "constant" && c.Distribution != "poisson" {
+			bad("--request-distribution: %q must be constant or poisson", c.Distribution)
+		}
+		if c.Streaming {
+			bad("--streaming: request-rate mode sends unary requests; use --concurrency-range with --streaming")
+		}
+	} else {
+		if c.Concurrency.Start < 1 {
+			bad("--concurrency-range: the start must be > 0")
+		}
+		if c.Concurrency.End != 0 && c.Concurrency.End < c.Concurrency.Start {
+			bad("--concurrency-range: the end %d is below the start %d", c.Concurrency.End, c.Concurrency.Start)
+		}
+		if c.Concurrency.Step < 1 {
+			bad("--concurrency-range: the step must be > 0")
+		}
+		if c.Concurrency.End == 0 && c.LatencyThreshold == 0 {
+			bad("--concurrency-range: an end of 0 (unbounded) needs a latency threshold (-l)")
+		}
 	}
-	if c.Concurrency.End != 0 && c.Concurrency.End < c.Concurrency.Start {
-		bad("--concurrency-range: the end %d is below the start %d", c.Concurrency.End, c.Concurrency.Start)
-	}
-	if c.Concurrency.Step < 1 {
-		bad("--concurrency-range: the step must be > 0")
-	}
-	if c.Concurrency.End == 0 && c.LatencyThreshold == 0 {
-		bad("--concurrency-range: an end of 0 (unbounded) needs a latency threshold (-l)")
+	if c.BinarySearch {
+		lo, hi := float64(c.Concurrency.Start), float64(c.Concurrency.End)
+		if c.RateMode() {
+			lo, hi = c.RequestRate.Start, c.RequestRate.End
+		}
+		if hi == 0 || hi < lo || c.LatencyThreshold == 0 || len(c.Intervals) > 0 {
+			bad("--binary-search: needs a range with an explicit end above its start and a latency threshold (-l)")
+		}
 	}
 	switch c.MeasurementMode {
 	case TimeWindows:
@@ -131,6 +206,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Streaming && c.Protocol != "grpc" {
 		bad("--streaming: streaming is only allowed with gRPC protocol")
+	}
+	if c.RequestCount > 0 || c.WarmupRequestCount > 0 {
+		single := c.RateMode() && c.RequestRate.End == c.RequestRate.Start || !c.RateMode() && c.Concurrency.End == c.Concurrency.Start
+		if !single || c.BinarySearch {
+			bad("--request-count and --warmup-request-count: need a single load level (one concurrency or rate)")
+		}
+		if c.RateMode() {
+			bad("--request-count and --warmup-request-count: not supported yet in request-rate mode")
+		}
+		if c.RequestCount > 0 && c.RequestCount < c.Concurrency.Start {
+			bad("--request-count: %d is below the concurrency %d", c.RequestCount, c.Concurrency.Start)
+		}
 	}
 	if c.MaxThreads < 1 {
 		bad("--max-threads: must be > 0")

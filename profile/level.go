@@ -59,7 +59,7 @@ func (r *Runner) level(concurrency int, windows []measure.Window, snaps []server
 		lat.MinUs, lat.MaxUs = merged.Latency.Min(), merged.Latency.Max()
 	}
 	for _, p := range percentiles(cfg.Percentile) {
-		lat.Percentiles[strconv.FormatFloat(p, 'f', -1, 64)] = merged.Percentile(p).Microseconds()
+		lat.Percentiles[fmtPercentile(p)] = merged.Percentile(p).Microseconds()
 	}
 	lci := measure.LatencyCI(merged)
 	lat.AvgCI = results.Interval{Mean: lci.Mean, Low: lci.Low, High: lci.High}
@@ -102,3 +102,6 @@ func percentiles(extra float64) []float64 {
 	}
 	return ps
 }
+
+// fmtPercentile is the key of a percentile in results: "50", "99.9".
+func fmtPercentile(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }

@@ -123,18 +123,23 @@ func (r *Runner) Run(ctx context.Context) (*results.Sweep, error) {
 	}
 	sweep.ServerStats = m.ServerStats
 	cfg.Inputs.BatchSize = cfg.BatchSize
-	req, err := inputs.Build(m.Model, cfg.Inputs)
+	data, err := inputs.Load(m.Model, cfg.InputData, cfg.Inputs)
 	if err != nil {
 		return finish(results.ServerError, err)
 	}
-	prepared, err := r.inf.Prepare(req)
+	if sum := data.Summary(); sum != "" {
+		fmt.Fprintln(r.Out, " "+sum)
+	}
+	payload, err := r.prepare(m, data)
 	if err != nil {
 		return finish(results.ServerError, err)
 	}
 	// One request before the run: a model that cannot answer is a setup error, not a sweep of
 	// failures.
-	if _, err := r.inf.InferResponse(ctx, prepared); err != nil {
+	if resp, err := r.inf.InferResponse(ctx, payload.reqs[0]); err != nil {
 		return finish(results.ServerError, fmt.Errorf("the first request to model '%s' failed: %w", cfg.Model, err))
+	} else if err := payload.check(0, resp); err != nil {
+		return finish(results.ServerError, fmt.Errorf("the first request to model '%s': %w", cfg.Model, err))
 	}
 
 	var stats *serverstats.Source
@@ -148,100 +153,266 @@ func (r *Runner) Run(ctx context.Context) (*results.Sweep, error) {
 		stats = serverstats.NewSource(r.admin, cfg.Model, cfg.ModelVersion, steps, cache)
 	}
 
-	var sender load.Sender = &unarySender{inf: r.inf, req: prepared}
+	var sender load.Sender = &unarySender{inf: r.inf, payload: payload}
 	if cfg.Streaming {
-		ss := &streamSender{inf: r.inf, req: prepared}
+		ss := &streamSender{inf: r.inf, req: payload.reqs[0]}
 		defer ss.close()
 		sender = ss
 	}
-	levels := cfg.Concurrency.Levels()
-	maxWorkers := int(cfg.Concurrency.End)
-	if cfg.Concurrency.End == 0 {
-		maxWorkers = cfg.MaxThreads
-		if cfg.Async {
-			maxWorkers = max(cfg.MaxThreads, 1<<14)
-		}
-		levels = nil
-		for v := cfg.Concurrency.Start; v <= uint64(maxWorkers); v += cfg.Concurrency.Step {
-			levels = append(levels, v)
-		}
+	var lr levelRunner
+	if cfg.RateMode() {
+		sweep.Mode = "request_rate"
+		lr = &rateRunner{r: r, sender: sender, stats: stats}
+	} else {
+		lr = newConcurrencyRunner(r, sender, stats)
 	}
-	rec := measure.NewRecorder(maxWorkers)
-	pool := load.NewPool(sender, rec, load.PoolOptions{MaxWorkers: maxWorkers})
-	runCtx, cancelRun := context.WithCancel(context.Background())
-	poolDone := make(chan error, 1)
-	go func() { poolDone <- pool.Run(runCtx) }()
-	defer func() {
-		// Let in-flight requests finish, but not forever: a server that hangs must not hang
-		// the end of the run.
-		pool.Stop()
-		t := time.NewTimer(drainGrace)
-		defer t.Stop()
-		select {
-		case <-poolDone:
-		case <-t.C:
-			cancelRun()
-			<-poolDone
-		}
-		cancelRun()
-	}()
+	defer lr.close()
 
 	r.printSettings(m)
-	for i, c := range levels {
-		if err := pool.SetConcurrency(int(c)); err != nil {
-			return finish(results.ServerError, err)
-		}
-		fmt.Fprintf(r.Out, "Request concurrency: %d\n", c)
-		lvl, outcome, err := r.measureLevel(ctx, int(c), rec, stats, m)
+	reason, err := r.sweep(ctx, sweep, lr)
+	r.analyse(sweep)
+	return finish(reason, err)
+}
+
+// levelRunner measures one load level of a sweep: a concurrency (closed loop) or a request rate
+// (open loop).
+type levelRunner interface {
+	// bounds returns the sweep's start, end (0 = unbounded) and step.
+	bounds() (start, end, step float64)
+	// integral reports whether load values are whole numbers (concurrency).
+	integral() bool
+	// measure measures one level.
+	measure(ctx context.Context, value float64) (*results.Level, levelOutcome, error)
+	close()
+}
+
+// sweep runs the levels: linearly from start by step until the end, the threshold or a failure,
+// or, with --binary-search, bisecting for the highest load under the threshold (perf_analyzer
+// §2.5).
+func (r *Runner) sweep(ctx context.Context, sweep *results.Sweep, lr levelRunner) (results.StopReason, error) {
+	cfg := r.cfg
+	start, end, step := lr.bounds()
+	measured := 0
+	// run measures one level and says whether the sweep stops here (with why) and whether the
+	// level met the threshold.
+	run := func(v float64) (stop bool, reason results.StopReason, err error, meets bool) {
+		lvl, outcome, err := lr.measure(ctx, v)
 		if lvl != nil {
 			sweep.Levels = append(sweep.Levels, *lvl)
 			if r.OnLevel != nil {
 				r.OnLevel(sweep, &sweep.Levels[len(sweep.Levels)-1])
 			}
 		}
+		measured++
 		switch outcome {
 		case levelStable:
-			continue
+			return false, "", nil, true
 		case levelInterrupted:
-			return finish(results.Interrupted, ErrInterrupted)
+			return true, results.Interrupted, ErrInterrupted, false
 		case levelNoRequests:
-			return finish(results.NoRequests, ErrNoRequests)
+			return true, results.NoRequests, ErrNoRequests, false
 		case levelOverThreshold:
 			fmt.Fprintf(r.Warn, "Measured latency went over the set limit of %d msec. \n", cfg.LatencyThreshold.Milliseconds())
-			return finish(results.LatencyThreshold, nil)
+			return !cfg.BinarySearch, results.LatencyThreshold, nil, false
 		case levelUnstable:
-			what := "--measurement-interval"
-			if cfg.MeasurementMode == CountWindows {
-				what = "--measurement-request-count"
+			r.unstableMessage(v)
+			if measured == 1 && !cfg.BinarySearch {
+				return true, results.Unstable, ErrUnstable, false
 			}
-			fmt.Fprintf(r.Warn, "Failed to obtain stable measurement within %d measurement windows for concurrency %d. Please try to increase the %s.\n", cfg.MaxTrials, c, what)
-			if i == 0 {
-				return finish(results.Unstable, ErrUnstable)
-			}
-			return finish(results.Unstable, nil)
-		case levelFailed:
-			return finish(results.ServerError, err)
+			return !cfg.BinarySearch, results.Unstable, nil, false
+		default:
+			return true, results.ServerError, err, false
 		}
 	}
-	return finish(results.Completed, nil)
+	if !cfg.BinarySearch {
+		for v := start; end == 0 || v <= end+1e-9; v += step {
+			if stop, reason, err, _ := run(v); stop {
+				return reason, err
+			}
+			if lr.integral() && end == 0 && v >= float64(r.maxWorkers()) {
+				break
+			}
+		}
+		return results.Completed, nil
+	}
+	stop, reason, err, meets := run(start)
+	if stop || !meets {
+		return orCompleted(reason), err
+	}
+	if stop, reason, err, meets = run(end); stop || meets {
+		return orCompleted(reason), err
+	}
+	lo, hi := start, end
+	for hi-lo > step {
+		mid := (lo + hi) / 2
+		if lr.integral() {
+			mid = math.Floor(mid)
+		}
+		if stop, reason, err, meets = run(mid); stop {
+			return reason, err
+		}
+		if meets {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return results.Completed, nil
 }
 
-// drainGrace is how long the end of a run waits for in-flight requests before cutting them off.
-const drainGrace = 5 * time.Second
+func orCompleted(r results.StopReason) results.StopReason {
+	if r == "" {
+		return results.Completed
+	}
+	return r
+}
 
-// allFailed describes a window in which every request failed, by its most frequent error kind.
-func allFailed(w measure.Window) error {
-	worst := load.OK
-	for k := range load.NumKinds {
-		if w.Errors[k] > w.Errors[worst] {
-			worst = load.Kind(k)
+// unstableMessage prints perf_analyzer's failure message, which Model Analyzer greps for.
+func (r *Runner) unstableMessage(v float64) {
+	cfg := r.cfg
+	if cfg.RateMode() {
+		fmt.Fprintln(r.Warn, "Failed to obtain stable measurement.")
+		return
+	}
+	what := "--measurement-interval"
+	if cfg.MeasurementMode == CountWindows {
+		what = "--measurement-request-count"
+	}
+	fmt.Fprintf(r.Warn, "Failed to obtain stable measurement within %d measurement windows for concurrency %d. Please try to increase the %s.\n", cfg.MaxTrials, int(v), what)
+}
+
+// maxWorkers is the most concurrent requests the closed loop may reach.
+func (r *Runner) maxWorkers() int {
+	cfg := r.cfg
+	if cfg.Concurrency.End != 0 {
+		return int(max(cfg.Concurrency.End, cfg.Concurrency.Start))
+	}
+	if cfg.Async {
+		return max(cfg.MaxThreads, maxAsyncWorkers)
+	}
+	return cfg.MaxThreads
+}
+
+// maxAsyncWorkers caps an unbounded async sweep (and the open loop's worker pool): every worker
+// holds two 184 KiB histograms once it has recorded.
+const maxAsyncWorkers = 4096
+
+// concurrencyRunner measures closed-loop levels on one pool that lives for the whole sweep, as
+// perf_analyzer's threads do.
+type concurrencyRunner struct {
+	r        *Runner
+	sender   load.Sender
+	warmedUp bool
+	stats    *serverstats.Source
+	rec      *measure.Recorder
+	pool     *load.Pool
+	cancel   context.CancelFunc
+	poolDone chan error
+}
+
+func newConcurrencyRunner(r *Runner, sender load.Sender, stats *serverstats.Source) *concurrencyRunner {
+	n := r.maxWorkers()
+	c := &concurrencyRunner{r: r, sender: sender, stats: stats, rec: measure.NewRecorder(n), poolDone: make(chan error, 1)}
+	c.pool = load.NewPool(sender, c.rec, load.PoolOptions{MaxWorkers: n})
+	var runCtx context.Context
+	runCtx, c.cancel = context.WithCancel(context.Background())
+	go func() { c.poolDone <- c.pool.Run(runCtx) }()
+	return c
+}
+
+func (c *concurrencyRunner) bounds() (float64, float64, float64) {
+	cr := c.r.cfg.Concurrency
+	return float64(cr.Start), float64(cr.End), float64(cr.Step)
+}
+
+func (c *concurrencyRunner) integral() bool { return true }
+
+func (c *concurrencyRunner) measure(ctx context.Context, v float64) (*results.Level, levelOutcome, error) {
+	if err := c.pool.SetConcurrency(int(v)); err != nil {
+		return nil, levelFailed, err
+	}
+	cfg := c.r.cfg
+	if cfg.WarmupRequestCount > 0 && !c.warmedUp {
+		// Warm-up requests go out at the level's concurrency (at most one per request) and are
+		// dropped: the recorder's window is cut after them, and the statistics are read later.
+		c.warmedUp = true
+		if err := c.runCounted(ctx, int(v), cfg.WarmupRequestCount); err != nil {
+			return nil, levelInterrupted, nil
 		}
+		c.rec.Cut(c.r.Now())
 	}
-	msg := fmt.Sprintf("every request of the window failed (%d %s)", w.Errors[worst], worst)
-	if ex := w.ErrorExamples[worst]; len(ex) > 0 {
-		msg += ": " + ex[0]
+	fmt.Fprintf(c.r.Out, "Request concurrency: %d\n", int(v))
+	if cfg.RequestCount > 0 {
+		return c.counted(ctx, int(v))
 	}
-	return errors.New(msg)
+	if err := c.pool.SetConcurrency(int(v)); err != nil {
+		return nil, levelFailed, err
+	}
+	return c.r.measureLevel(ctx, int(v), c.rec, c.stats)
+}
+
+// runCounted sends exactly n requests at the given concurrency on a pool of its own.
+func (c *concurrencyRunner) runCounted(ctx context.Context, concurrency int, n uint64) error {
+	conc := min(concurrency, int(n))
+	p := load.NewPool(c.sender, c.rec, load.PoolOptions{MaxWorkers: conc, RequestLimit: n})
+	if err := p.SetConcurrency(conc); err != nil {
+		return err
+	}
+	if err := p.Run(ctx); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// counted measures --request-count requests as one window, from the first send to the last
+// response: the active time only, not perf_analyzer's idle tail.
+func (c *concurrencyRunner) counted(ctx context.Context, concurrency int) (*results.Level, levelOutcome, error) {
+	r := c.r
+	var snaps []serverstats.Snapshot
+	snap := func() error {
+		if c.stats == nil {
+			snaps = append(snaps, serverstats.Snapshot{})
+			return nil
+		}
+		s, err := c.stats.Snapshot(ctx)
+		snaps = append(snaps, s)
+		return err
+	}
+	if err := snap(); err != nil {
+		return nil, levelFailed, err
+	}
+	c.rec.Cut(r.Now())
+	err := c.runCounted(ctx, concurrency, r.cfg.RequestCount)
+	w := c.rec.Cut(r.Now())
+	if err != nil {
+		return r.level(concurrency, []measure.Window{w}, nil, nil, false, false), levelInterrupted, nil
+	}
+	if err := snap(); err != nil {
+		return nil, levelFailed, err
+	}
+	if w.Count == 0 {
+		if w.ErrorCount() > 0 {
+			return r.level(concurrency, []measure.Window{w}, snaps, c.stats, false, false), levelFailed, allFailed(w)
+		}
+		return nil, levelNoRequests, nil
+	}
+	// One window, declared stable, as perf_analyzer does with --request-count.
+	return r.level(concurrency, []measure.Window{w}, snaps, c.stats, true, false), levelStable, nil
+}
+
+// close lets in-flight requests finish, but not forever: a server that hangs must not hang the
+// end of the run.
+func (c *concurrencyRunner) close() {
+	c.pool.Stop()
+	t := time.NewTimer(drainGrace)
+	defer t.Stop()
+	select {
+	case <-c.poolDone:
+	case <-t.C:
+		c.cancel()
+		<-c.poolDone
+	}
+	c.cancel()
 }
 
 type levelOutcome int
@@ -257,7 +428,7 @@ const (
 
 // measureLevel cuts windows at one level until they are stable, over the threshold, or
 // --max-trials of them were measured.
-func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure.Recorder, stats *serverstats.Source, m *Model) (*results.Level, levelOutcome, error) {
+func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure.Recorder, stats *serverstats.Source) (*results.Level, levelOutcome, error) {
 	cfg := r.cfg
 	rule := measure.StabilityRule{Percentage: cfg.StabilityPercentage, Percentile: cfg.Percentile}
 	var windows []measure.Window
@@ -404,10 +575,28 @@ func (r *Runner) printSettings(m *Model) {
 	} else {
 		fmt.Fprintf(&b, "  Minimum number of samples in each window: %d\n", cfg.MeasurementRequestCount)
 	}
-	if cfg.Concurrency.End != 1 {
+	if cfg.WarmupRequestCount > 0 {
+		fmt.Fprintf(&b, "  Sending %d warmup requests\n", cfg.WarmupRequestCount)
+	}
+	if cfg.RequestCount > 0 {
+		fmt.Fprintf(&b, "  Sending %d benchmark requests\n", cfg.RequestCount)
+	}
+	if (cfg.RateMode() && cfg.RequestRate.End != cfg.RequestRate.Start) || (!cfg.RateMode() && cfg.Concurrency.End != 1) {
 		fmt.Fprintf(&b, "  Latency limit: %d msec\n", cfg.LatencyThreshold.Milliseconds())
 	}
-	fmt.Fprintf(&b, "  Concurrency limit: %d concurrent requests\n", max(cfg.Concurrency.Start, cfg.Concurrency.End))
+	switch {
+	case len(cfg.Intervals) > 0:
+		b.WriteString("  Using custom request intervals (--request-intervals)\n")
+	case cfg.RateMode() && cfg.Distribution == "poisson":
+		b.WriteString("  Using poisson distribution on request generation\n")
+	case cfg.RateMode():
+		b.WriteString("  Using uniform distribution on request generation\n")
+	default:
+		fmt.Fprintf(&b, "  Concurrency limit: %d concurrent requests\n", max(cfg.Concurrency.Start, cfg.Concurrency.End))
+	}
+	if cfg.BinarySearch {
+		b.WriteString("  Using Binary Search algorithm\n")
+	}
 	if cfg.Async || cfg.Streaming {
 		b.WriteString("  Using asynchronous calls for inference\n")
 	} else {

@@ -1,14 +1,69 @@
 package profile
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"inferperf/client"
+	"inferperf/inputs"
+	"inferperf/kserve"
 	"inferperf/load"
 )
+
+// payload is the run's requests, encoded once, and their expected outputs when the input data
+// gives validation_data.
+type payload struct {
+	reqs     []client.Prepared
+	expected [][]kserve.Tensor // nil without validation data
+}
+
+// prepare encodes every request of the input data once.
+func (r *Runner) prepare(m *Model, data *inputs.Data) (*payload, error) {
+	p := &payload{}
+	steps := data.Steps()
+	validate := false
+	for _, st := range steps {
+		prep, err := r.inf.Prepare(st.Request(m.Model))
+		if err != nil {
+			return nil, err
+		}
+		p.reqs = append(p.reqs, prep)
+		p.expected = append(p.expected, st.Expected)
+		validate = validate || len(st.Expected) > 0
+	}
+	if len(p.reqs) == 0 {
+		return nil, fmt.Errorf("the input data has no request to send")
+	}
+	if !validate {
+		p.expected = nil
+	}
+	return p, nil
+}
+
+// check compares a response with step i's expected outputs (byte for byte, shapes included).
+func (p *payload) check(i int, resp *kserve.InferResponse) error {
+	if p.expected == nil {
+		return nil
+	}
+	for _, want := range p.expected[i] {
+		got := resp.Output(want.Name)
+		switch {
+		case got == nil:
+			return fmt.Errorf("validation: the response has no output '%s'", want.Name)
+		case !slices.Equal(got.Shape, want.Shape):
+			return fmt.Errorf("validation: output '%s' has shape %v; the validation data expects %v", want.Name, got.Shape, want.Shape)
+		case !bytes.Equal(got.Data, want.Data):
+			return fmt.Errorf("validation: output '%s' of request %d differs from the validation data", want.Name, i)
+		}
+	}
+	return nil
+}
 
 // kindOf maps a client failure to the load generator's outcome kinds.
 func kindOf(err error) load.Kind {
@@ -31,14 +86,32 @@ func kindOf(err error) load.Kind {
 }
 
 // unarySender sends a prepared request per call: the adapter from client.Inferer to load.Sender.
+// Request i sends step i of the input data, round-robin.
 type unarySender struct {
-	inf client.Inferer
-	req client.Prepared
+	inf     client.Inferer
+	payload *payload
 }
 
 func (s *unarySender) Send(ctx context.Context, _ int, r *load.Result) {
+	p := s.payload
+	i := int(r.Seq % uint64(len(p.reqs)))
 	var st client.Stamps
-	err := s.inf.Infer(ctx, s.req, &st)
+	var err error
+	if p.expected == nil {
+		err = s.inf.Infer(ctx, p.reqs[i], &st)
+	} else {
+		// Validation needs the decoded outputs: the slower path, taken only with validation data.
+		t0 := time.Now()
+		var resp *kserve.InferResponse
+		resp, err = s.inf.InferResponse(ctx, p.reqs[i])
+		st.Wait = time.Since(t0)
+		if err == nil {
+			if cerr := p.check(i, resp); cerr != nil {
+				r.Kind, r.Err = load.Mismatch, cerr
+				return
+			}
+		}
+	}
 	r.SendTime, r.WaitTime, r.RecvTime = st.Send, st.Wait, st.Recv
 	if err != nil {
 		r.Kind, r.Err = kindOf(err), err

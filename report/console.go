@@ -41,11 +41,21 @@ func Level(w io.Writer, s *results.Sweep, l *results.Level, verbose bool) error 
 	if l.ThroughputCI.High > l.ThroughputCI.Low {
 		fmt.Fprintf(&b, "    Throughput 95%% CI: [%s, %s] infer/sec\n", num(l.ThroughputCI.Low), num(l.ThroughputCI.High))
 	}
+	if o := l.Open; o != nil {
+		writeOpen(&b, l, o)
+	}
 	if s.Percentile == 0 {
 		fmt.Fprintf(&b, "    Avg latency: %d usec (standard deviation %d usec)\n", l.Latency.AvgUs, l.Latency.StdUs)
 	}
 	for _, k := range percentileKeys(l) {
 		fmt.Fprintf(&b, "    p%s latency: %d usec\n", k, l.Latency.Percentiles[k])
+	}
+	if o := l.Open; o != nil {
+		var parts []string
+		for _, k := range percentileKeys(l) {
+			parts = append(parts, fmt.Sprintf("p%s %d", k, o.Service.Percentiles[k]))
+		}
+		fmt.Fprintf(&b, "    Service time (from the actual send): avg %d, %s usec\n", o.Service.AvgUs, strings.Join(parts, ", "))
 	}
 	c := l.Client
 	switch {
@@ -192,4 +202,46 @@ func batched(batches map[uint64]uint64) bool {
 		}
 	}
 	return false
+}
+
+// writeOpen prints what an open-loop level offered and what became of it. perf_analyzer's own
+// lines (send rate, the delayed-requests warning) keep their wording; the rest says plainly that
+// the latencies run from the intended send times, which perf_analyzer does not do.
+func writeOpen(b *strings.Builder, l *results.Level, o *results.OpenLoop) {
+	fmt.Fprintf(b, "    Offered rate: %s infer/sec (%d requests scheduled)\n", num(o.OfferedRate), o.Scheduled)
+	fmt.Fprintf(b, "    Avg send request rate: %s infer/sec\n", num(o.SendRate))
+	if o.DelayedFraction > 0.01 {
+		fmt.Fprintf(b, "    [WARNING] Perf Analyzer was not able to keep up with the desired request rate. %s%% of the requests were delayed. \n",
+			strconv.FormatFloat(o.DelayedFraction*100, 'f', 2, 64))
+	}
+	if o.InFlight > 0 {
+		fmt.Fprintf(b, "    Still in flight when their window closed: %d requests, each at least %d usec old\n", o.InFlight, o.InFlightMinAgeUs)
+	}
+	if l.Overloaded {
+		fmt.Fprintf(b, "    [OVERLOADED] latency from the intended send times rose window over window: the server does not keep up with %s infer/sec\n", num(o.OfferedRate))
+	}
+	b.WriteString("    Latencies below run from each request's intended send time (no coordinated omission).\n")
+}
+
+// Analysis writes the knee and the operating point of the sweep, with the figures behind them.
+func Analysis(w io.Writer, s *results.Sweep) error {
+	var b strings.Builder
+	p := func(what string, pt *results.Point) {
+		load := fmt.Sprintf("concurrency %d", pt.Concurrency)
+		if pt.RequestRate > 0 {
+			load = "request rate " + num(pt.RequestRate)
+		}
+		fmt.Fprintf(&b, "%s: %s, throughput %s infer/sec, avg %d usec, p95 %d usec, p99 %d usec: %s\n",
+			what, load, num(pt.Throughput), pt.AvgUs, pt.P95Us, pt.P99Us, pt.Why)
+	}
+	if s.Knee != nil {
+		p("Knee", s.Knee)
+	}
+	if s.Operating != nil {
+		p("Operating point ("+s.Budget+")", s.Operating)
+	} else if s.OperatingNote != "" {
+		fmt.Fprintf(&b, "Operating point (%s): %s\n", s.Budget, s.OperatingNote)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

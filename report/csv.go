@@ -57,6 +57,13 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 			head = append(head, "Avg GPU Utilization", "Avg GPU Power Usage", "Max GPU Memory Usage", "Total GPU Memory")
 		}
 	}
+	// Open loop appends what perf_analyzer cannot say: the service times beside the latencies from
+	// the intended send times, the delayed share, and whether the level was overloaded. Tools
+	// that read perf_analyzer's columns by name are unaffected.
+	open := s.Mode == "request_rate"
+	if open {
+		head = append(head, "p50 service time", "p99 service time", "Delayed Requests", "Overloaded")
+	}
 	var b strings.Builder
 	b.WriteString(strings.Join(head, ",") + "\n")
 	for i := range levels {
@@ -96,6 +103,14 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 			if opts.Metrics {
 				row = append(row, gpuCells(l.GPUs)...)
 			}
+		}
+		if open {
+			o := l.Open
+			if o == nil {
+				o = &results.OpenLoop{}
+			}
+			row = append(row, i64(o.Service.Percentiles["50"]), i64(o.Service.Percentiles["99"]),
+				strconv.FormatFloat(o.DelayedFraction, 'f', 4, 64), strconv.FormatBool(l.Overloaded))
 		}
 		b.WriteString(strings.Join(row, ",") + "\n")
 	}

@@ -57,6 +57,13 @@ type Sweep struct {
 	// Levels are the measured load levels in the order they ran.
 	Levels []Level `json:"levels"`
 
+	// Knee is the knee of the throughput-versus-load curve, when the sweep has one.
+	Knee *Point `json:"knee,omitempty"`
+	// Budget is the --latency-budget, and Operating the highest-throughput level within it.
+	Budget        string `json:"latency_budget,omitempty"`
+	Operating     *Point `json:"operating_point,omitempty"`
+	OperatingNote string `json:"operating_note,omitempty"`
+
 	StopReason  StopReason `json:"stop_reason"`
 	StopMessage string     `json:"stop_message,omitempty"`
 }
@@ -73,6 +80,12 @@ type Level struct {
 	ThroughputOnly bool `json:"throughput_only,omitempty"`
 	// OverThreshold: its stabilising latency reached --latency-threshold.
 	OverThreshold bool `json:"over_threshold,omitempty"`
+	// Overloaded: in open loop, the latency from the intended send times rose window over window
+	// beyond noise: the server (or the generator) does not keep up with the offered rate.
+	Overloaded bool `json:"overloaded,omitempty"`
+
+	// Open loop only: what was offered and what happened to it.
+	Open *OpenLoop `json:"open_loop,omitempty"`
 
 	// Requests counts successful requests, Errors the failed ones by kind.
 	Requests      uint64              `json:"requests"`
@@ -94,6 +107,41 @@ type Level struct {
 
 	// Windows are every measurement window of the level, merged ones and earlier ones alike.
 	Windows []Window `json:"windows"`
+}
+
+// Point names one level of the sweep with the figures that justify choosing it.
+type Point struct {
+	Concurrency int     `json:"concurrency,omitempty"`
+	RequestRate float64 `json:"request_rate,omitempty"`
+	Throughput  float64 `json:"throughput"`
+	AvgUs       int64   `json:"avg_us"`
+	P95Us       int64   `json:"p95_us"`
+	P99Us       int64   `json:"p99_us"`
+	// Why says in words why this level was chosen.
+	Why string `json:"why"`
+}
+
+// OpenLoop describes an open-loop level: latencies are measured from the intended send times, and
+// Service is the time from the actual send, the figure perf_analyzer reports as latency.
+type OpenLoop struct {
+	// OfferedRate is the schedule's rate over the merged windows; SendRate the rate at which the
+	// generator actually sent them.
+	OfferedRate float64 `json:"offered_rate"`
+	SendRate    float64 `json:"send_rate"`
+	// Scheduled counts the requests the schedule put in the merged windows.
+	Scheduled uint64 `json:"scheduled"`
+	// DelayedFraction is the share of requests sent more than 1 ms after their intended time.
+	DelayedFraction float64 `json:"delayed_fraction"`
+	// InFlight counts requests of the merged windows still unanswered when their window closed;
+	// their latency is at least InFlightMinAgeUs.
+	InFlight         uint64 `json:"in_flight,omitempty"`
+	InFlightMinAgeUs int64  `json:"in_flight_min_age_us,omitempty"`
+	// Late counts responses that came after their window closed (they were counted in flight).
+	Late uint64 `json:"late,omitempty"`
+	// Service is the latency from the actual send (service time).
+	Service Latency `json:"service"`
+	// Workers is how many concurrent senders the schedule needed.
+	Workers int `json:"workers"`
 }
 
 // Interval is a 95% confidence interval around a mean.

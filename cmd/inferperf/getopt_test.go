@@ -1,6 +1,7 @@
 package main
 
 import (
+	"inferperf/profile"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +107,12 @@ func TestProfileFlags(t *testing.T) {
 		{[]string{"-m", "x", "--shape", "IN:3,4", "--shape", "a:b:2"}, func(f *profileFlags) bool {
 			return len(f.cfg.Inputs.Shapes["IN"]) == 2 && f.cfg.Inputs.Shapes["a:b"][0] == 2 // the last ':' separates
 		}, ""},
-		{[]string{"-m", "x", "-z"}, func(f *profileFlags) bool { return f.cfg.Inputs.Zero }, ""},
+		{[]string{"-m", "x", "-z"}, func(f *profileFlags) bool { return len(f.cfg.InputData) == 1 && f.cfg.InputData[0] == "zero" }, ""},
+		{[]string{"-m", "x", "--input-data", "a.json", "--input-data", "IN:zero"}, func(f *profileFlags) bool { return len(f.cfg.InputData) == 2 }, ""},
+		{[]string{"-m", "x", "--request-count", "100", "--warmup-request-count", "10"}, func(f *profileFlags) bool {
+			return f.cfg.RequestCount == 100 && f.cfg.WarmupRequestCount == 10
+		}, ""},
+		{[]string{"-m", "x", "--request-count", "100", "--concurrency-range", "1:4"}, nil, "need a single load level"},
 		{[]string{"-m", "x", "-H", "a:b:c", "-H", "a: d"}, func(f *profileFlags) bool { return strings.Join(f.headers["A"], "|") == "b:c| d" }, ""},
 		{[]string{"-m", "x", "-i", "grpc", "--streaming"}, func(f *profileFlags) bool { return f.cfg.Async && f.cfg.Streaming }, ""},
 		{[]string{"-m", "x", "--streaming"}, nil, "only allowed with gRPC"},
@@ -118,10 +124,20 @@ func TestProfileFlags(t *testing.T) {
 		{[]string{"-m", "x", "--measurement-mode", "bogus"}, nil, "unsupported measurement mode"},
 		{[]string{"-m", "x", "-i", "tcp"}, nil, "unsupported protocol"},
 		{[]string{"-m", "x", "--percentile", "100"}, nil, "between 1 and 99"},
-		{[]string{"-m", "x", "--request-rate-range", "10"}, nil, "not supported yet: --request-rate-range"},
+		{[]string{"-m", "x", "--request-rate-range", "10:200:10", "--request-distribution", "poisson", "--seed", "7"}, func(f *profileFlags) bool {
+			c := f.cfg
+			return c.RateMode() && c.RequestRate == profile.RateRange{Start: 10, End: 200, Step: 10} && c.Distribution == "poisson" && c.Seed == 7 && c.MaxThreads == 4
+		}, ""},
+		{[]string{"-m", "x", "--request-rate-range", "10", "--concurrency-range", "2"}, nil, "Cannot use both concurrency-range and request-rate-range"},
+		{[]string{"-m", "x", "--request-rate-range", "10:100", "--binary-search"}, nil, "--binary-search: needs"},
+		{[]string{"-m", "x", "--request-rate-range", "10:100:10", "--binary-search", "-l", "50", "--latency-budget", "p95:50ms"}, func(f *profileFlags) bool {
+			return f.cfg.BinarySearch && f.cfg.Budget.Percentile == 95 && f.cfg.Budget.Limit == 50*time.Millisecond
+		}, ""},
+		{[]string{"-m", "x", "--latency-budget", "avg:20"}, func(f *profileFlags) bool { return f.cfg.Budget.Limit == 20*time.Millisecond }, ""},
+		{[]string{"-m", "x", "--latency-budget", "p95"}, nil, "failed to parse --latency-budget"},
+		{[]string{"-m", "x", "--request-distribution", "uniform"}, nil, "unsupported request distribution"},
 		{[]string{"-m", "x", "--collect-metrics"}, nil, "not supported yet: --collect-metrics"},
 		{[]string{"-m", "x", "--ssl-grpc-use-ssl"}, nil, "not supported yet: --ssl-grpc-use-ssl"},
-		{[]string{"-m", "x", "--input-data", "data.json"}, nil, "not supported yet: --input-data data.json"},
 		{[]string{"-m", "x", "--verbose-csv"}, nil, "--verbose-csv needs -f"},
 	}
 	for _, c := range cases {

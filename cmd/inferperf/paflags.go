@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"inferperf/load"
 	"inferperf/profile"
 )
 
@@ -30,6 +32,7 @@ type profileFlags struct {
 	compression   string
 	serviceKind   string
 	jsonFile      string
+	rateSet       bool
 	// deprecated -t/-c/-d
 	concurrencySet bool
 	deprecatedT    uint64
@@ -147,9 +150,31 @@ func (f *profileFlags) options() []opt {
 			c.Concurrency, f.concurrencySet = r, true
 			return err
 		}},
-		{long: "request-rate-range", arg: true, set: notSupported("request-rate-range")},
-		{long: "request-distribution", arg: true, set: notSupported("request-distribution")},
-		{long: "request-intervals", arg: true, set: notSupported("request-intervals")},
+		{long: "request-rate-range", arg: true, set: func(v string) error {
+			r, err := parseRateRange(v)
+			c.RequestRate, f.rateSet = r, true
+			return err
+		}},
+		{long: "request-distribution", arg: true, set: func(v string) error {
+			if v != "constant" && v != "poisson" {
+				return usageErrorf("unsupported request distribution %q: use constant or poisson", v)
+			}
+			c.Distribution = v
+			return nil
+		}},
+		{long: "request-intervals", arg: true, set: func(v string) error {
+			file, err := os.Open(v)
+			if err != nil {
+				return usageErrorf("--request-intervals: %v", err)
+			}
+			defer file.Close()
+			gaps, err := load.ReadIntervals(file)
+			if err != nil {
+				return usageErrorf("--request-intervals %s: %v", v, err)
+			}
+			c.Intervals = gaps
+			return nil
+		}},
 		{long: "fixed-schedule", set: notSupported("fixed-schedule")},
 		{long: "periodic-concurrency-range", arg: true, set: notSupported("periodic-concurrency-range")},
 		{long: "request-period", arg: true, set: notSupported("request-period")},
@@ -194,9 +219,9 @@ func (f *profileFlags) options() []opt {
 			return err
 		}},
 		{long: "latency-threshold", short: 'l', arg: true, set: ms("--latency-threshold", &c.LatencyThreshold)},
-		{long: "binary-search", set: notSupported("binary-search")},
-		{long: "request-count", arg: true, set: notSupported("request-count")},
-		{long: "warmup-request-count", arg: true, set: notSupported("warmup-request-count")},
+		{long: "binary-search", set: on(&c.BinarySearch)},
+		{long: "request-count", arg: true, set: u("--request-count", &c.RequestCount)},
+		{long: "warmup-request-count", arg: true, set: u("--warmup-request-count", &c.WarmupRequestCount)},
 		{long: "max-threads", arg: true, set: func(v string) error {
 			f.maxThreadsSet = true
 			err := u("--max-threads", &maxThreads)(v)
@@ -211,22 +236,19 @@ func (f *profileFlags) options() []opt {
 			return err
 		}},
 		{long: "input-data", arg: true, set: func(v string) error {
-			switch v {
-			case "random":
-				c.Inputs.Zero = false
-			case "zero":
-				c.Inputs.Zero = true
-			default:
-				return usageErrorf("not supported yet: --input-data %s (JSON files and directories; random and zero work)", v)
-			}
+			c.InputData = append(c.InputData, v)
 			return nil
 		}},
 		{short: 'z', set: func(string) error {
 			f.warnings = append(f.warnings, "-z is deprecated; use --input-data zero instead.")
-			c.Inputs.Zero = true
+			c.InputData = append(c.InputData, "zero")
 			return nil
 		}},
-		{long: "data-directory", arg: true, set: notSupported("data-directory")},
+		{long: "data-directory", arg: true, set: func(v string) error {
+			f.warnings = append(f.warnings, "--data-directory is deprecated; use --input-data <dir> instead.")
+			c.InputData = append(c.InputData, v)
+			return nil
+		}},
 		{long: "shape", arg: true, set: func(v string) error {
 			i := strings.LastIndex(v, ":")
 			if i <= 0 {
@@ -323,6 +345,16 @@ func (f *profileFlags) options() []opt {
 
 		// inferperf's own.
 		{long: "embedded", set: on(&f.embedded)},
+		{long: "seed", arg: true, set: func(v string) error {
+			n, err := parseUint("--seed", v)
+			c.Seed, c.Inputs.Seed = n, n
+			return err
+		}},
+		{long: "latency-budget", arg: true, set: func(v string) error {
+			b, err := parseBudget(v)
+			c.Budget = b
+			return err
+		}},
 		{long: "json", arg: true, set: str(&f.jsonFile)},
 		{long: "request-timeout", arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
 	}
@@ -338,6 +370,63 @@ func tensorFormat(flag string, dst *string) func(string) error {
 	}
 }
 
+// parseRateRange parses start[:end[:step]] of request rates (end defaults to start, step to 1).
+func parseRateRange(v string) (profile.RateRange, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) > 3 {
+		return profile.RateRange{}, usageErrorf("option --request-rate-range expects <start>:<end>:<step>; got %q", v)
+	}
+	var vals [3]float64
+	for i, p := range parts {
+		x, err := parseFloat("--request-rate-range", p)
+		if err != nil {
+			return profile.RateRange{}, err
+		}
+		vals[i] = x
+	}
+	r := profile.RateRange{Start: vals[0], End: vals[0], Step: 1}
+	if len(parts) > 1 {
+		r.End = vals[1]
+	}
+	if len(parts) > 2 {
+		r.Step = vals[2]
+	}
+	return r, nil
+}
+
+// parseBudget parses --latency-budget: "p95:50ms", "avg:20ms" (a bare number is milliseconds).
+func parseBudget(v string) (*profile.Budget, error) {
+	stat, limit, ok := strings.Cut(v, ":")
+	if !ok {
+		return nil, usageErrorf("failed to parse --latency-budget %q: expected p<N>:<duration> or avg:<duration>, e.g. p95:50ms", v)
+	}
+	b := &profile.Budget{}
+	switch {
+	case stat == "avg":
+	case strings.HasPrefix(stat, "p"):
+		p, err := strconv.ParseFloat(stat[1:], 64)
+		if err != nil || p <= 0 || p >= 100 {
+			return nil, usageErrorf("failed to parse --latency-budget %q: the percentile must be between 0 and 100", v)
+		}
+		b.Percentile = p
+	default:
+		return nil, usageErrorf("failed to parse --latency-budget %q: expected p<N> or avg before the ':'", v)
+	}
+	d, err := time.ParseDuration(limit)
+	if err != nil {
+		ms, err2 := strconv.ParseFloat(limit, 64)
+		if err2 != nil {
+			return nil, usageErrorf("failed to parse --latency-budget %q: %q is not a duration", v, limit)
+		}
+		d = time.Duration(ms * float64(time.Millisecond))
+	}
+	if d <= 0 {
+		return nil, usageErrorf("failed to parse --latency-budget %q: the limit must be positive", v)
+	}
+	b.Limit = d
+	return b, nil
+}
+
 // defaults returns perf_analyzer's defaults (its reference §1).
 func defaults() profileFlags {
 	return profileFlags{
@@ -346,7 +435,7 @@ func defaults() profileFlags {
 			Concurrency:     profile.Range{Start: 1, End: 1, Step: 1},
 			MeasurementMode: profile.TimeWindows, MeasurementInterval: 5000 * time.Millisecond,
 			MeasurementRequestCount: 50, StabilityPercentage: 10, MaxTrials: 10,
-			Inputs: inputsDefaults(),
+			Inputs: inputsDefaults(), Distribution: "constant", Seed: 1,
 		},
 		inputFormat: "binary", outputFormat: "binary", compression: "none",
 	}
@@ -395,8 +484,20 @@ func (f *profileFlags) finish() error {
 	if f.compression != "none" && c.Protocol != "grpc" {
 		return usageErrorf("--grpc-compression-algorithm applies to -i grpc only")
 	}
+	if f.rateSet && f.concurrencySet {
+		return usageErrorf("Cannot use both concurrency-range and request-rate-range inference load modes.")
+	}
+	if f.rateSet && len(c.Intervals) > 0 {
+		return usageErrorf("Cannot use both request-rate-range and request-intervals inference load modes.")
+	}
+	if f.concurrencySet && len(c.Intervals) > 0 {
+		return usageErrorf("Cannot use both concurrency-range and request-intervals inference load modes.")
+	}
 	end := max(c.Concurrency.Start, c.Concurrency.End)
 	switch {
+	case c.RateMode() && !f.maxThreadsSet:
+		c.MaxThreads = 4 // perf_analyzer's default outside concurrency mode
+	case c.RateMode():
 	case !f.maxThreadsSet:
 		c.MaxThreads = int(max(16, end))
 	case !c.Async && c.Concurrency.End != 0 && uint64(c.MaxThreads) != end:

@@ -119,6 +119,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sweep.Version = version
 	if len(sweep.StableLevels()) > 0 {
 		report.Summary(stdout, sweep)
+		report.Analysis(stdout, sweep)
 	}
 	if err := writeOutputs(&f, sweep); err != nil && runErr == nil {
 		runErr = err
@@ -160,6 +161,9 @@ func newClients(f *profileFlags, cfg profile.Config) (client.Inferer, client.Adm
 	}
 	// HTTP/1.1 carries one request per connection at a time: keep one per concurrent request.
 	opts.Connections = int(max(uint64(threads), cfg.Concurrency.End))
+	if cfg.RateMode() && cfg.Async {
+		opts.Connections = 256 // open loop: as many as the schedule needs; keep this many idle
+	}
 	c, err := httpclient.New(opts)
 	if err != nil {
 		return nil, nil, err

@@ -18,8 +18,19 @@ Model and server
 Load
   --concurrency-range <start>:<end>:<step>   closed-loop concurrency levels (default 1:1:1);
                                   an end of 0 sweeps until --latency-threshold stops it
-  --max-threads <n>               gRPC channels are ceil(n/6); in sync mode the end of an
-                                  unbounded range (default max(16, concurrency end))
+  --request-rate-range <start>:<end>:<step>  open loop: requests sent at these rates whether
+                                  the server keeps up or not; latency runs from each request's
+                                  intended send time (perf_analyzer measures from the late actual
+                                  send and hides the queueing: coordinated omission)
+  --request-distribution constant|poisson    gaps of the rate schedule (default constant)
+  --request-intervals <file>      gaps in microseconds, one per line, looped
+  --seed <n>                      seeds the Poisson schedule and random data (default 1)
+  --binary-search                 bisect between start and end for the highest load under -l
+  --latency-budget p95:50ms       name the highest-throughput level within the budget
+  --max-threads <n>               concurrency mode: gRPC channels are ceil(n/6), and in sync
+                                  mode the end of an unbounded range (default max(16, end));
+                                  request-rate mode: sync sends on n workers (default 4), late
+                                  when they are all busy; async grows the workers as needed
   -a, --async / --sync            async changes the stability fallback (throughput only)
   --streaming                     send over gRPC ModelStreamInfer, one stream per request slot
   --grpc-compression-algorithm none|gzip   compress gRPC requests
@@ -38,7 +49,12 @@ Measurement
 Input data
   -b <n>                          batch size (default 1)
   --shape <input>:<d1>,<d2>,...   shape of an input with variable dimensions; repeatable
-  --input-data random|zero        synthetic data (default random: values valid for their type)
+  --input-data <source>           random (default: values valid for their type), zero, a
+                                  perf_analyzer JSON file (data, streams, content+shape, b64,
+                                  validation_data: responses are checked, mismatches counted), a
+                                  directory of raw files, or NAME:source for one input; repeatable
+  --request-count <n>             measure exactly n requests as one window (single level)
+  --warmup-request-count <n>      send n requests first, left out of every figure
   --string-length <n>             length of random BYTES elements (default 128)
   --string-data <s>               content of every BYTES element
   --input-tensor-format binary|json, --output-tensor-format binary|json   HTTP encodings

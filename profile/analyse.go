@@ -1,0 +1,124 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"inferperf/load"
+	"inferperf/measure"
+	"inferperf/results"
+)
+
+// drainGrace is how long the end of a run waits for in-flight requests before cutting them off.
+const drainGrace = 5 * time.Second
+
+// allFailed describes a window in which every request failed, by its most frequent error kind.
+func allFailed(w measure.Window) error {
+	worst := load.OK
+	for k := range load.NumKinds {
+		if w.Errors[k] > w.Errors[worst] {
+			worst = load.Kind(k)
+		}
+	}
+	msg := fmt.Sprintf("every request of the window failed (%d %s)", w.Errors[worst], worst)
+	if ex := w.ErrorExamples[worst]; len(ex) > 0 {
+		msg += ": " + ex[0]
+	}
+	return errors.New(msg)
+}
+
+// loadOf is a level's load value: its concurrency or its request rate.
+func loadOf(l *results.Level) float64 {
+	if l.RequestRate > 0 {
+		return l.RequestRate
+	}
+	return float64(l.Concurrency)
+}
+
+// analyse finds the knee of the throughput curve and, with a latency budget, the operating point.
+func (r *Runner) analyse(s *results.Sweep) {
+	var pts []results.Level
+	for _, l := range s.StableLevels() {
+		if !l.Overloaded {
+			pts = append(pts, l)
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return loadOf(&pts[i]) < loadOf(&pts[j]) })
+	if i := Knee(pts); i >= 0 {
+		s.Knee = point(&pts[i], "throughput stops growing in proportion to load beyond here (Kneedle)")
+	}
+	b := r.cfg.Budget
+	if b == nil {
+		return
+	}
+	s.Budget = b.String()
+	best := -1
+	for i := range pts {
+		if latencyFor(&pts[i], b.Percentile) <= b.Limit && (best < 0 || pts[i].Throughput > pts[best].Throughput) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		s.Operating = point(&pts[best], fmt.Sprintf("highest throughput with %s latency %v within the budget %s",
+			budgetName(b.Percentile), latencyFor(&pts[best], b.Percentile), b.Limit))
+	} else {
+		s.OperatingNote = fmt.Sprintf("no stable level stays within the budget %s", b)
+	}
+}
+
+func budgetName(p float64) string {
+	if p == 0 {
+		return "average"
+	}
+	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
+}
+
+// latencyFor is a level's average latency or the given percentile; a percentile the level did
+// not report counts as over any budget.
+func latencyFor(l *results.Level, p float64) time.Duration {
+	if p == 0 {
+		return time.Duration(l.Latency.AvgUs) * time.Microsecond
+	}
+	us, ok := l.Latency.Percentiles[strconv.FormatFloat(p, 'f', -1, 64)]
+	if !ok {
+		return time.Duration(1<<62 - 1)
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+func point(l *results.Level, why string) *results.Point {
+	return &results.Point{Concurrency: l.Concurrency, RequestRate: l.RequestRate, Throughput: l.Throughput,
+		AvgUs: l.Latency.AvgUs, P95Us: l.Latency.Percentiles["95"], P99Us: l.Latency.Percentiles["99"], Why: why}
+}
+
+// Knee returns the index of the knee of the throughput-versus-load curve of levels sorted by
+// load, by Kneedle (Satopää et al. 2011): normalise load and throughput to [0, 1], and take the
+// point farthest above the diagonal, where the curve bends from growing with the load to flat.
+// It returns -1 with fewer than three levels or when the curve does not bend (it keeps rising as
+// fast as the load, or it falls from the start).
+func Knee(levels []results.Level) int {
+	if len(levels) < 3 {
+		return -1
+	}
+	x0, x1 := loadOf(&levels[0]), loadOf(&levels[len(levels)-1])
+	y0, y1 := levels[0].Throughput, levels[0].Throughput
+	for _, l := range levels {
+		y1 = max(y1, l.Throughput)
+		y0 = min(y0, l.Throughput)
+	}
+	if x1 <= x0 || y1 <= y0 {
+		return -1
+	}
+	best, bestD := -1, 0.02 // a bend smaller than 2% of the range is noise, not a knee
+	for i := range levels {
+		x := (loadOf(&levels[i]) - x0) / (x1 - x0)
+		y := (levels[i].Throughput - y0) / (y1 - y0)
+		if d := y - x; d > bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
