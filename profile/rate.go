@@ -110,52 +110,90 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 	rule := measure.StabilityRule{Percentage: cfg.StabilityPercentage, Percentile: cfg.Percentile}
 	var windows []measure.Window
 	outcome := levelUnstable
-	for k := 0; k < cfg.MaxTrials; k++ {
-		end := start.Add(time.Duration(k+1) * width)
-		if !sleepUntil(ctx, end) {
-			outcome = levelInterrupted
-		}
-		s, err := snap()
-		if err != nil && outcome != levelInterrupted {
-			return nil, levelFailed, err
-		}
-		snaps = append(snaps, s)
-		// The window's figures wait for the requests scheduled in it, up to one more window (the
-		// next window is being offered meanwhile, so no time is lost).
-		deadline := end.Add(width)
-		var scheduled uint64
-		for {
-			n, final := eng.Scheduled(k)
-			scheduled = n
-			if (final && rec.Recorded(k) >= n) || outcome == levelInterrupted || !r.Now().Before(deadline) {
-				break
-			}
-			if !sleepUntil(ctx, r.Now().Add(5*time.Millisecond)) {
-				outcome = levelInterrupted
-			}
-		}
-		w := rec.Collect(k, scheduled, r.Now())
+	next := 0 // the next window to collect: windows are collected in order, once complete
+	complete := func(k int) bool {
+		n, final := eng.Scheduled(k)
+		return final && rec.Recorded(k) >= n
+	}
+	collect := func(k int) {
+		n, _ := eng.Scheduled(k)
+		w := rec.Collect(k, n, r.Now())
 		windows = append(windows, w)
-		if outcome == levelInterrupted {
-			break
-		}
 		if cfg.Verbose {
 			r.printPass(k+1, w)
 		}
-		if w.Count == 0 {
-			lvl := rr.level(rate, mean, windows, snaps, eng, rec, false)
-			if w.ErrorCount() > 0 {
-				return lvl, levelFailed, allFailed(w)
-			}
-			return lvl, levelNoRequests, nil
+	}
+	offered := 0     // windows whose schedule has ended
+	backlog := false // a window's requests were still out a whole window after it ended
+	for offered < cfg.MaxTrials && outcome == levelUnstable {
+		end := start.Add(time.Duration(offered+1) * width)
+		if !sleepUntil(ctx, end) {
+			outcome = levelInterrupted
+			break
 		}
+		offered++
+		s, err := snap()
+		if err != nil {
+			return nil, levelFailed, err
+		}
+		snaps = append(snaps, s)
+		// A window's figures wait for the requests scheduled in it: collect, in order, every
+		// window whose requests have all come back.
+		for next < offered && complete(next) {
+			collect(next)
+			next++
+		}
+		if len(windows) > 0 {
+			if w := windows[len(windows)-1]; w.Count == 0 && w.InFlight == 0 {
+				lvl := rr.level(rate, mean, windows, snaps, eng, rec, false)
+				if w.ErrorCount() > 0 {
+					return lvl, levelFailed, allFailed(w)
+				}
+				return lvl, levelNoRequests, nil
+			}
+			switch {
+			case rule.Stable(windows):
+				outcome = levelStable
+			case cfg.LatencyThreshold > 0 && r.overThreshold(windows):
+				outcome = levelOverThreshold
+			}
+		}
+		// A window whose requests are still out a whole window after it ended: the server (or
+		// the generator) does not keep up, and waiting for more windows only grows the backlog.
+		if outcome == levelUnstable && next < offered && !r.Now().Before(start.Add(time.Duration(next+2)*width)) && offered >= stabilityWindow {
+			backlog = true
+			break
+		}
+	}
+	// The level ends: no more load is offered, and the windows still open wait for their
+	// requests, up to a bound; what is still out then is reported in flight, with its age.
+	eng.Stop()
+	if outcome != levelInterrupted {
+		deadline := r.Now().Add(max(drainGrace, 2*width))
+		for next < offered {
+			for !complete(next) && r.Now().Before(deadline) {
+				if !sleepUntil(ctx, r.Now().Add(5*time.Millisecond)) {
+					deadline = r.Now()
+				}
+			}
+			collect(next)
+			next++
+		}
+		for len(snaps) <= len(windows) {
+			s, err := snap()
+			if err != nil {
+				break
+			}
+			snaps = append(snaps, s)
+		}
+	}
+	if outcome == levelUnstable && len(windows) > 0 {
+		// Windows collected after the drain count too: a threshold crossed there still stops
+		// the sweep.
 		if rule.Stable(windows) {
 			outcome = levelStable
-			break
-		}
-		if cfg.LatencyThreshold > 0 && r.overThreshold(windows) {
+		} else if cfg.LatencyThreshold > 0 && r.overThreshold(windows) {
 			outcome = levelOverThreshold
-			break
 		}
 	}
 	if outcome == levelUnstable && cfg.Async {
@@ -170,6 +208,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 	}
 	lvl := rr.level(rate, mean, windows, snaps, eng, rec, outcome == levelStable || outcome == levelOverThreshold)
 	lvl.OverThreshold = outcome == levelOverThreshold
+	lvl.Overloaded = lvl.Overloaded || backlog
 	lvl.ThroughputOnly = outcome == levelStable && rule.ThroughputOnly
 	return lvl, outcome, nil
 }

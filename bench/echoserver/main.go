@@ -1,0 +1,94 @@
+// Command echoserver is the upper bound of a grpc-go inference server on this machine: it
+// implements only inference.GRPCInferenceService/ModelInfer and answers every request with one
+// precomputed response shaped as the reference server's answer for `simple` (model "simple",
+// version "1", OUTPUT0 and OUTPUT1 as INT32 [1,16] in raw_output_contents, 64 bytes each), echoing
+// the request id. It computes and validates nothing, so what it costs per request is grpc-go's
+// transport and protobuf codec alone. bench/server_vs_echo.sh compares the reference server
+// against it.
+//
+// Usage:
+//
+//	go run ./bench/echoserver -addr 127.0.0.1:9001
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"google.golang.org/grpc"
+
+	"inferperf/kserve/pb"
+)
+
+// echo answers ModelInfer with a shared response; every other method is UNIMPLEMENTED.
+type echo struct {
+	pb.UnimplementedGRPCInferenceServiceServer
+	// resp is never modified after start, so concurrent handlers may marshal it at once (the
+	// codec only reads it, plus an atomic size cache).
+	resp *pb.ModelInferResponse
+}
+
+// ModelInfer returns the precomputed response. A request with an id gets a new top-level message
+// that shares the precomputed outputs, so the id is echoed as the real server echoes it.
+func (e *echo) ModelInfer(_ context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	if r.GetId() == "" {
+		return e.resp, nil
+	}
+	return &pb.ModelInferResponse{ModelName: e.resp.ModelName, ModelVersion: e.resp.ModelVersion, Id: r.GetId(),
+		Outputs: e.resp.Outputs, RawOutputContents: e.resp.RawOutputContents}, nil
+}
+
+// simpleResponse is what the reference server answers for the load driver's request (INPUT0 =
+// 0..15, INPUT1 = all 1): OUTPUT0 = INPUT0 + INPUT1 = 1..16 and OUTPUT1 = INPUT0 - INPUT1 = -1..14,
+// little-endian INT32.
+func simpleResponse() *pb.ModelInferResponse {
+	sum, diff := make([]byte, 64), make([]byte, 64)
+	for i := range int32(16) {
+		binary.LittleEndian.PutUint32(sum[4*i:], uint32(i+1))
+		binary.LittleEndian.PutUint32(diff[4*i:], uint32(i-1))
+	}
+	return &pb.ModelInferResponse{
+		ModelName:    "simple",
+		ModelVersion: "1",
+		Outputs: []*pb.ModelInferResponse_InferOutputTensor{
+			{Name: "OUTPUT0", Datatype: "INT32", Shape: []int64{1, 16}},
+			{Name: "OUTPUT1", Datatype: "INT32", Shape: []int64{1, 16}},
+		},
+		RawOutputContents: [][]byte{sum, diff},
+	}
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:9001", "address to listen on (host:port)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "echoserver: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatalf("echoserver: %v", err)
+	}
+	// The reference server's options (server/grpcapi.NewServer), so both pay the same limits.
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32))
+	pb.RegisterGRPCInferenceServiceServer(gs, &echo{resp: simpleResponse()})
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		gs.Stop()
+	}()
+	fmt.Printf("echoserver: gRPC %s\n", ln.Addr())
+	if err := gs.Serve(ln); err != nil {
+		log.Fatalf("echoserver: %v", err)
+	}
+}
