@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"inferperf/client"
+	"inferperf/client/httpclient"
 	"inferperf/profile"
 	"inferperf/server/servertest"
 )
@@ -28,17 +30,56 @@ func echoConfig(protocol, url, file string) profile.Config {
 // HTTP in binary and in JSON and over gRPC: a single changed byte would be a mismatch error.
 func TestInputDataArrivesAsWritten(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"echo": echoModel}})
-	for _, protocol := range []string{"http", "grpc"} {
-		inf, admin, url := clientFor(t, protocol, s)
-		sweep, err := profile.New(echoConfig(protocol, url, "testdata/echo.json"), inf, admin).Run(context.Background())
+	cases := []struct {
+		name, protocol string
+		binary         bool
+	}{
+		{"http binary", "http", true},
+		{"http json", "http", false},
+		{"grpc", "grpc", true},
+	}
+	for _, c := range cases {
+		inf, admin, url := clientFor(t, c.protocol, s)
+		if !c.binary {
+			inf, admin, url = jsonClient(t, s)
+		}
+		sweep, err := profile.New(echoConfig(c.protocol, url, "testdata/echo.json"), inf, admin).Run(context.Background())
 		if err != nil {
-			t.Fatalf("%s: %v", protocol, err)
+			t.Fatalf("%s: %v", c.name, err)
 		}
 		l := sweep.Levels[0]
 		if l.Requests == 0 || len(l.Errors) != 0 {
-			t.Errorf("%s: %d requests, errors %v %v; want every echo to match its validation data", protocol, l.Requests, l.Errors, l.ErrorExamples)
+			t.Errorf("%s: %d requests, errors %v %v; want every echo to match its validation data", c.name, l.Requests, l.Errors, l.ErrorExamples)
 		}
 	}
+}
+
+// TestInputDataAgainstSimple: a perf_analyzer input file for Triton's simple model runs
+// unchanged, and the validation data checks the sums and differences.
+func TestInputDataAgainstSimple(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{})
+	inf, admin, url := clientFor(t, "grpc", s)
+	cfg := echoConfig("grpc", url, "testdata/simple.json")
+	cfg.Model = "simple"
+	sweep, err := profile.New(cfg, inf, admin).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := sweep.Levels[0]; l.Requests == 0 || len(l.Errors) != 0 {
+		t.Errorf("%d requests, errors %v; want every response validated", l.Requests, l.ErrorExamples)
+	}
+}
+
+// jsonClient is an HTTP client sending inputs and asking for outputs in JSON.
+func jsonClient(t *testing.T, s *servertest.Server) (client.Inferer, client.Admin, string) {
+	t.Helper()
+	url := strings.TrimPrefix(s.HTTPURL, "http://")
+	c, err := httpclient.New(client.Options{URL: url, Connections: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, c, url
 }
 
 func TestValidationCatchesAWrongExpectation(t *testing.T) {
