@@ -75,3 +75,21 @@ type Sender interface {
 type Sink interface {
 	Record(worker int, r *Result)
 }
+
+// SenderFunc adapts a function to Sender.
+type SenderFunc func(ctx context.Context, worker int, r *Result)
+
+// Send calls f.
+func (f SenderFunc) Send(ctx context.Context, worker int, r *Result) { f(ctx, worker, r) }
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(worker int, r *Result)
+
+// Record calls f.
+func (f SinkFunc) Record(worker int, r *Result) { f(worker, r) }
+
+// Compile-time checks.
+var (
+	_ Sender = SenderFunc(nil)
+	_ Sink   = SinkFunc(nil)
+)

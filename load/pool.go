@@ -20,6 +20,11 @@ type PoolOptions struct {
 	RequestLimit uint64
 	// Clock stamps Intended, Sent and Done; nil means time.Now. Tests inject a fake.
 	Clock func() time.Time
+	// Pace, when set, caps the closed loop's rate: request i goes out no earlier than
+	// Pace.Next(i) after Run started (concurrency and rate together, as a rate-limited client
+	// behaves). A request whose slot has passed goes out at once; latency still runs from the
+	// actual send, since a closed loop waits for its own answers.
+	Pace Schedule
 }
 
 // ErrPoolRan is returned by a second call to Pool.Run: a Pool runs once.
@@ -51,7 +56,8 @@ type Pool struct {
 	idle    sync.Cond  // parked workers wait here (L = &mu)
 	workers []*worker  // started workers, index = worker id
 	ctx     context.Context
-	state   int // notStarted, running, finished
+	started time.Time // when Run began: the origin of Pace
+	state   int       // notStarted, running, finished
 	wg      sync.WaitGroup
 }
 
@@ -128,7 +134,7 @@ func (p *Pool) Run(ctx context.Context) error {
 		p.mu.Unlock()
 		return ErrPoolRan
 	}
-	p.state, p.ctx = running, ctx
+	p.state, p.ctx, p.started = running, ctx, p.clock()
 	if !p.stopping.Load() {
 		p.startWorkers(int(p.target.Load()))
 	}
@@ -210,6 +216,9 @@ func (p *Pool) work(ctx context.Context, w *worker) {
 			return
 		}
 		*r = Result{Seq: seq, Worker: w.id}
+		if p.opts.Pace != nil && !p.waitSlot(seq, done) {
+			return
+		}
 		now := p.clock()
 		r.Intended, r.Sent = now, now
 		w.inFlight.Store(true)
@@ -239,6 +248,26 @@ func (p *Pool) await(id int) bool {
 	defer p.mu.Unlock()
 	for int64(id) >= p.target.Load() && !p.stopping.Load() {
 		p.idle.Wait()
+	}
+	return !p.stopping.Load()
+}
+
+// waitSlot waits for request seq's slot under Pace; false if the pool is stopping meanwhile.
+func (p *Pool) waitSlot(seq uint64, done <-chan struct{}) bool {
+	due := p.started.Add(p.opts.Pace.Next(seq))
+	if wait := due.Sub(p.clock()) - shortSleepSpan; wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-p.stop:
+			return false
+		case <-done:
+			return false
+		}
+	}
+	if wait := due.Sub(p.clock()); wait > 0 {
+		shortSleep(wait)
 	}
 	return !p.stopping.Load()
 }

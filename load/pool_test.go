@@ -503,3 +503,19 @@ func BenchmarkPool(b *testing.B) {
 		})
 	}
 }
+
+// TestPoolPaceCapsTheRate: a closed loop of 8 workers on an instant Sender, capped at 200
+// requests/s, sends about 200/s rather than as fast as it can.
+func TestPoolPaceCapsTheRate(t *testing.T) {
+	var n atomic.Int64
+	s := SenderFunc(func(context.Context, int, *Result) { n.Add(1) })
+	p := NewPool(s, SinkFunc(func(int, *Result) {}), PoolOptions{MaxWorkers: 8, Pace: Constant{Rate: 200}})
+	p.SetConcurrency(8)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	p.Run(ctx)
+	// 0.5 s at 200/s is 100 requests (request 0 at once); a generous band for a shared machine.
+	if got := n.Load(); got < 60 || got > 102 {
+		t.Errorf("sent %d requests in 0.5 s capped at 200/s; want about 100 and never more than 101", got)
+	}
+}

@@ -85,8 +85,13 @@ type takenAcc struct {
 // width its OpenOptions.Window, so that the recorder's windows are the ones load.Open.Scheduled
 // counts. width must be positive (one that is not is taken as a nanosecond).
 func NewOpenRecorder(maxWorkers int, start time.Time, width time.Duration) *OpenRecorder {
-	return &OpenRecorder{start: start, width: max(width, 1), shards: make([]openShard, max(maxWorkers, 0))}
+	return &OpenRecorder{start: start, width: max(width, 1), shards: make([]openShard, min(max(maxWorkers, 1), maxOpenShards))}
 }
+
+// maxOpenShards bounds the shards: an open loop may start thousands of workers, and each shard
+// holds two 184 KiB histograms per open window, so workers share shards (worker mod shards),
+// serialised by the shard's mutex, which stays nearly uncontended at this many shards.
+const maxOpenShards = 32
 
 // windowOf returns the window t lies in; -1 for any time before start.
 func (r *OpenRecorder) windowOf(t time.Time) int64 {
@@ -100,12 +105,11 @@ func (r *OpenRecorder) windowOf(t time.Time) int64 {
 // Record adds a finished request to the window it was scheduled in (by its Intended), on its
 // worker's shard: latency from Intended, service time Done − Sent, whether it was delayed, and
 // the error kind of a failure (a Result of Kind OK with a non-nil Err is an error of kind Other,
-// as in Recorder). It copies what it keeps and allocates nothing in steady state. The worker must
-// be in [0, maxWorkers), and one worker's Records must not run concurrently (load.Sink's
-// contract).
+// as in Recorder). It copies what it keeps and allocates nothing in steady state. Any
+// non-negative worker index is valid: workers share the shards.
 func (r *OpenRecorder) Record(worker int, res *load.Result) {
 	k := r.windowOf(res.Intended)
-	s := &r.shards[worker]
+	s := &r.shards[worker%len(r.shards)]
 	s.mu.Lock()
 	// Collect raises collected before it locks a shard: a Record that locks after Collect went
 	// through this shard sees the window closed, one that locked before was collected with it.

@@ -5,8 +5,12 @@
 package profile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"inferperf/inputs"
@@ -32,6 +36,17 @@ func (r Range) Levels() []uint64 {
 	return out
 }
 
+// Stage is one step of a load shape.
+type Stage struct {
+	// Kind is "concurrency" or "rate".
+	Kind     string        `json:"kind"`
+	Value    float64       `json:"value"`
+	Duration time.Duration `json:"duration"`
+}
+
+// String prints the stage as its file line reads.
+func (s Stage) String() string { return fmt.Sprintf("%s %g %s", s.Kind, s.Value, s.Duration) }
+
 // RateRange is --request-rate-range: start[:end[:step]] in requests per second.
 type RateRange struct {
 	Start, End, Step float64
@@ -53,6 +68,39 @@ func (b Budget) String() string {
 
 // RateMode reports whether the configuration selects open-loop load.
 func (c *Config) RateMode() bool { return c.RequestRate.Start > 0 || len(c.Intervals) > 0 }
+
+// ParseStages reads a load-shape file: one stage per line, "concurrency N DURATION" or
+// "rate R DURATION" (e.g. "rate 200 30s"); blank lines and lines starting with # are skipped.
+func ParseStages(r io.Reader) ([]Stage, error) {
+	var out []Stage
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		f := strings.Fields(text)
+		if len(f) != 3 || (f[0] != "concurrency" && f[0] != "rate") {
+			return nil, fmt.Errorf("line %d: %q: want \"concurrency N DURATION\" or \"rate R DURATION\"", line, text)
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil || v <= 0 || (f[0] == "concurrency" && v != float64(int(v))) {
+			return nil, fmt.Errorf("line %d: %q is not a positive %s", line, f[1], map[string]string{"concurrency": "integer", "rate": "number"}[f[0]])
+		}
+		d, err := time.ParseDuration(f[2])
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("line %d: %q is not a positive duration (e.g. 30s)", line, f[2])
+		}
+		out = append(out, Stage{Kind: f[0], Value: v, Duration: d})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no stage in the file")
+	}
+	return out, nil
+}
 
 // Measurement modes.
 const (
@@ -80,6 +128,12 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// Intervals, when set, is the --request-intervals schedule: gaps between sends, looped.
 	Intervals []time.Duration `json:"request_intervals,omitempty"`
+	// RateLimit caps a closed loop's request rate (requests/s): concurrency and rate together
+	// (--request-rate-limit); 0 = none.
+	RateLimit float64 `json:"request_rate_limit,omitempty"`
+	// Stages, when set, replace the sweep with a load shape: each stage holds a concurrency or a
+	// request rate for a duration (--load-stages FILE), for ramps and spikes.
+	Stages []Stage `json:"stages,omitempty"`
 	// BinarySearch bisects between the range's start and end for the highest load under the
 	// latency threshold (--binary-search).
 	BinarySearch bool `json:"binary_search,omitempty"`
@@ -138,7 +192,15 @@ func (c *Config) Validate() error {
 	if c.BatchSize < 1 {
 		bad("-b: batch size %d must be positive", c.BatchSize)
 	}
-	if c.RateMode() {
+	if c.RateLimit < 0 || (c.RateLimit > 0 && c.RateMode()) {
+		bad("--request-rate-limit: caps a concurrency sweep; it must be positive and cannot join --request-rate-range")
+	}
+	if len(c.Stages) > 0 && (c.BinarySearch || c.RequestCount > 0) {
+		bad("--load-stages: cannot be combined with --binary-search or --request-count")
+	}
+	if len(c.Stages) > 0 {
+		// The stages replace the ranges; only the settings shared by both loops are checked.
+	} else if c.RateMode() {
 		rr := c.RequestRate
 		if len(c.Intervals) == 0 {
 			if rr.Start <= 0 {

@@ -28,6 +28,11 @@ func (r *Runner) level(concurrency int, windows []measure.Window, snaps []server
 			P50Us: w.Percentile(50).Microseconds(), P99Us: w.Percentile(99).Microseconds(),
 			StabilizingUs: r.stabilizing(w).Microseconds(),
 		})
+		if w.Scheduled > 0 {
+			rw := &lvl.Windows[len(lvl.Windows)-1]
+			rw.Scheduled, rw.SendRate, rw.Backlog = w.Scheduled, w.SendRate(), w.InFlight
+			rw.OfferedRate = float64(w.Scheduled) / w.Duration().Seconds()
+		}
 	}
 	if len(windows) == 0 {
 		return lvl

@@ -40,6 +40,21 @@ type Runner struct {
 	OnLevel func(*results.Sweep, *results.Level)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// stage is the load-shape stage being run, if any: it fixes the number of windows.
+	stage *Stage
+}
+
+// trials is how many windows a level may take: --max-trials, or a stage's duration in windows.
+func (r *Runner) trials() int {
+	if r.stage == nil {
+		return r.cfg.MaxTrials
+	}
+	width := r.cfg.MeasurementInterval
+	if width <= 0 {
+		width = time.Second
+	}
+	return max(1, int((r.stage.Duration+width-1)/width))
 }
 
 // New returns a Runner for a validated configuration. inf sends the requests and admin reads
@@ -159,6 +174,12 @@ func (r *Runner) Run(ctx context.Context) (*results.Sweep, error) {
 		ss := &streamSender{inf: r.inf, req: payload.reqs[0]}
 		defer ss.close()
 		sender = ss
+	}
+	if len(cfg.Stages) > 0 {
+		sweep.Mode = "stages"
+		r.printSettings(m)
+		reason, err := r.runStages(ctx, sweep, sender, stats)
+		return finish(reason, err)
 	}
 	var lr levelRunner
 	if cfg.RateMode() {
@@ -314,7 +335,11 @@ type concurrencyRunner struct {
 func newConcurrencyRunner(r *Runner, sender load.Sender, stats *serverstats.Source) *concurrencyRunner {
 	n := r.maxWorkers()
 	c := &concurrencyRunner{r: r, sender: sender, stats: stats, rec: measure.NewRecorder(n), poolDone: make(chan error, 1)}
-	c.pool = load.NewPool(sender, c.rec, load.PoolOptions{MaxWorkers: n})
+	opts := load.PoolOptions{MaxWorkers: n}
+	if r.cfg.RateLimit > 0 {
+		opts.Pace = load.Constant{Rate: r.cfg.RateLimit}
+	}
+	c.pool = load.NewPool(sender, c.rec, opts)
 	var runCtx context.Context
 	runCtx, c.cancel = context.WithCancel(context.Background())
 	go func() { c.poolDone <- c.pool.Run(runCtx) }()
@@ -444,7 +469,7 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 	}
 	snaps = append(snaps, first)
 	outcome := levelUnstable
-	for trial := 1; trial <= cfg.MaxTrials; trial++ {
+	for trial := 1; trial <= r.trials(); trial++ {
 		if !r.wait(ctx, rec) {
 			outcome = levelInterrupted
 		}
@@ -468,6 +493,9 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 			}
 			return lvl, levelNoRequests, nil
 		}
+		if r.stage != nil {
+			continue // a stage holds its load for its whole duration
+		}
 		if rule.Stable(windows) {
 			outcome = levelStable
 			break
@@ -476,6 +504,10 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 			outcome = levelOverThreshold
 			break
 		}
+	}
+	if r.stage != nil && outcome == levelUnstable {
+		lvl := r.level(concurrency, windows, snaps, stats, rule.Stable(windows), false)
+		return lvl, levelStable, nil
 	}
 	throughputOnly := false
 	if outcome == levelUnstable && cfg.Async {
@@ -548,6 +580,10 @@ func (r *Runner) printPass(trial int, w measure.Window) {
 		lat = fmt.Sprintf("p%g latency: %d usec. ", r.cfg.Percentile, w.Percentile(r.cfg.Percentile).Microseconds())
 	}
 	fmt.Fprintf(r.Out, "  Pass [%d] throughput: %s infer/sec. %s\n", trial, FormatFloat(w.Throughput(r.cfg.BatchSize)), lat)
+	if w.Scheduled > 0 {
+		fmt.Fprintf(r.Out, "    offered %s infer/sec, sent %s infer/sec, %d still in flight at the window's close\n",
+			FormatFloat(float64(w.Scheduled)/w.Duration().Seconds()), FormatFloat(w.SendRate()), w.InFlight)
+	}
 }
 
 // printSettings prints perf_analyzer's "*** Measurement Settings ***" block.
@@ -608,4 +644,56 @@ func (r *Runner) printSettings(m *Model) {
 // is how perf_analyzer prints throughputs.
 func FormatFloat(v float64) string {
 	return fmt.Sprintf("%.6g", v)
+}
+
+// runStages runs a load shape: each stage holds its concurrency or request rate for its
+// duration, measured window by window, whatever the stability rule says (a spike is not meant to
+// be stable); every stage is reported.
+func (r *Runner) runStages(ctx context.Context, sweep *results.Sweep, sender load.Sender, stats *serverstats.Source) (results.StopReason, error) {
+	defer func() { r.stage = nil }()
+	maxConc := uint64(1)
+	for _, st := range r.cfg.Stages {
+		if st.Kind == "concurrency" {
+			maxConc = max(maxConc, uint64(st.Value))
+		}
+	}
+	r.cfg.Concurrency = Range{Start: 1, End: maxConc, Step: 1} // sizes the closed loop's pool
+	var closed *concurrencyRunner
+	defer func() {
+		if closed != nil {
+			closed.close()
+		}
+	}()
+	open := &rateRunner{r: r, sender: sender, stats: stats}
+	for i := range r.cfg.Stages {
+		st := r.cfg.Stages[i]
+		r.stage = &st
+		fmt.Fprintf(r.Out, "Stage %d/%d: %s %g for %s\n", i+1, len(r.cfg.Stages), st.Kind, st.Value, st.Duration)
+		var lr levelRunner = open
+		if st.Kind == "concurrency" {
+			if closed == nil {
+				closed = newConcurrencyRunner(r, sender, stats)
+			}
+			lr = closed
+		} else if closed != nil {
+			closed.pool.SetConcurrency(0) // the closed loop rests while an open-loop stage runs
+		}
+		lvl, outcome, err := lr.measure(ctx, st.Value)
+		if lvl != nil {
+			sweep.Levels = append(sweep.Levels, *lvl)
+			if r.OnLevel != nil {
+				r.OnLevel(sweep, &sweep.Levels[len(sweep.Levels)-1])
+			}
+		}
+		switch outcome {
+		case levelStable:
+		case levelInterrupted:
+			return results.Interrupted, ErrInterrupted
+		case levelNoRequests:
+			return results.NoRequests, ErrNoRequests
+		default:
+			return results.ServerError, err
+		}
+	}
+	return results.Completed, nil
 }

@@ -125,7 +125,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 	}
 	offered := 0     // windows whose schedule has ended
 	backlog := false // a window's requests were still out a whole window after it ended
-	for offered < cfg.MaxTrials && outcome == levelUnstable {
+	for offered < rr.r.trials() && outcome == levelUnstable {
 		end := start.Add(time.Duration(offered+1) * width)
 		if !sleepUntil(ctx, end) {
 			outcome = levelInterrupted
@@ -152,6 +152,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 				return lvl, levelNoRequests, nil
 			}
 			switch {
+			case r.stage != nil: // a stage holds its load for its whole duration
 			case rule.Stable(windows):
 				outcome = levelStable
 			case cfg.LatencyThreshold > 0 && r.overThreshold(windows):
@@ -186,6 +187,11 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 			}
 			snaps = append(snaps, s)
 		}
+	}
+	if r.stage != nil && outcome == levelUnstable {
+		lvl := rr.level(rate, mean, windows, snaps, eng, rec, rule.Stable(windows))
+		lvl.Overloaded = lvl.Overloaded || backlog
+		return lvl, levelStable, nil
 	}
 	if outcome == levelUnstable && len(windows) > 0 {
 		// Windows collected after the drain count too: a threshold crossed there still stops

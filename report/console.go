@@ -183,7 +183,7 @@ func Summary(w io.Writer, s *results.Sweep) error {
 		if key != "" {
 			lat = l.Latency.Percentiles[key]
 		}
-		if s.Mode == "request_rate" {
+		if l.RequestRate > 0 {
 			fmt.Fprintf(&b, "Request Rate: %s, throughput: %s infer/sec, latency %d usec\n", num(l.RequestRate), num(l.Throughput), lat)
 		} else {
 			fmt.Fprintf(&b, "Concurrency: %d, throughput: %s infer/sec, latency %d usec\n", l.Concurrency, num(l.Throughput), lat)

@@ -30,11 +30,17 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 	if len(levels) == 0 {
 		return ErrNothingStable
 	}
-	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Throughput < levels[j].Throughput })
+	stages := s.Mode == "stages"
+	if !stages {
+		sort.SliceStable(levels, func(i, j int) bool { return levels[i].Throughput < levels[j].Throughput })
+	}
 	server := s.ServerStats && levels[0].Server != nil
 	head := []string{"Concurrency"}
-	if s.Mode == "request_rate" {
+	switch s.Mode {
+	case "request_rate":
 		head[0] = "Request Rate"
+	case "stages":
+		head[0] = "Stage" // a load shape, in the order it ran: "concurrency 4" or "rate 100"
 	}
 	head = append(head, "Inferences/Second", "Client Send")
 	if server {
@@ -60,7 +66,7 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 	// Open loop appends what perf_analyzer cannot say: the service times beside the latencies from
 	// the intended send times, the delayed share, and whether the level was overloaded. Tools
 	// that read perf_analyzer's columns by name are unaffected.
-	open := s.Mode == "request_rate"
+	open := s.Mode == "request_rate" || stages
 	if open {
 		head = append(head, "p50 service time", "p99 service time", "Delayed Requests", "Overloaded")
 	}
@@ -70,7 +76,12 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 		l := &levels[i]
 		c := l.Client
 		row := []string{strconv.Itoa(l.Concurrency)}
-		if s.Mode == "request_rate" {
+		switch {
+		case stages && l.RequestRate > 0:
+			row[0] = "rate " + num(l.RequestRate)
+		case stages:
+			row[0] = "concurrency " + strconv.Itoa(l.Concurrency)
+		case s.Mode == "request_rate":
 			row[0] = num(l.RequestRate)
 		}
 		row = append(row, num(l.Throughput), i64(c.SendUs))

@@ -45,7 +45,7 @@ type Sweep struct {
 	URL          string `json:"url"`
 	Protocol     string `json:"protocol"`
 	BatchSize    int    `json:"batch_size"`
-	// Mode is "concurrency" or "request_rate".
+	// Mode is "concurrency", "request_rate", or "stages" (a load shape of both).
 	Mode string `json:"mode"`
 	// Percentile is the --percentile that stabilises and summarises, 0 when the average does.
 	Percentile float64 `json:"percentile,omitempty"`
@@ -232,10 +232,20 @@ type Window struct {
 	P99Us      int64     `json:"p99_us"`
 	// StabilizingUs is the latency the stability rule compared (average or --percentile).
 	StabilizingUs int64 `json:"stabilizing_us"`
+	// Open loop: the requests the schedule put in the window, the rate it offered, the rate the
+	// generator sent them at, and the backlog (requests still unanswered) when it was collected.
+	Scheduled   uint64  `json:"scheduled,omitempty"`
+	OfferedRate float64 `json:"offered_rate,omitempty"`
+	SendRate    float64 `json:"send_rate,omitempty"`
+	Backlog     uint64  `json:"backlog,omitempty"`
 }
 
 // StableLevels returns the levels perf_analyzer would report: stable and under the threshold.
+// A load shape (Mode "stages") reports every stage as measured.
 func (s *Sweep) StableLevels() []Level {
+	if s.Mode == "stages" {
+		return append([]Level(nil), s.Levels...)
+	}
 	var out []Level
 	for _, l := range s.Levels {
 		if l.Stable && !l.OverThreshold {

@@ -33,6 +33,7 @@ type profileFlags struct {
 	serviceKind   string
 	jsonFile      string
 	rateSet       bool
+	stagesSet     bool
 	// deprecated -t/-c/-d
 	concurrencySet bool
 	deprecatedT    uint64
@@ -345,6 +346,24 @@ func (f *profileFlags) options() []opt {
 
 		// inferperf's own.
 		{long: "embedded", set: on(&f.embedded)},
+		{long: "request-rate-limit", arg: true, set: func(v string) error {
+			x, err := parseFloat("--request-rate-limit", v)
+			c.RateLimit = x
+			return err
+		}},
+		{long: "load-stages", arg: true, set: func(v string) error {
+			file, err := os.Open(v)
+			if err != nil {
+				return usageErrorf("--load-stages: %v", err)
+			}
+			defer file.Close()
+			st, err := profile.ParseStages(file)
+			if err != nil {
+				return usageErrorf("--load-stages %s: %v", v, err)
+			}
+			c.Stages, f.stagesSet = st, true
+			return nil
+		}},
 		{long: "seed", arg: true, set: func(v string) error {
 			n, err := parseUint("--seed", v)
 			c.Seed, c.Inputs.Seed = n, n
@@ -483,6 +502,9 @@ func (f *profileFlags) finish() error {
 	}
 	if f.compression != "none" && c.Protocol != "grpc" {
 		return usageErrorf("--grpc-compression-algorithm applies to -i grpc only")
+	}
+	if f.stagesSet && (f.rateSet || f.concurrencySet || len(c.Intervals) > 0) {
+		return usageErrorf("--load-stages replaces --concurrency-range, --request-rate-range and --request-intervals: give one")
 	}
 	if f.rateSet && f.concurrencySet {
 		return usageErrorf("Cannot use both concurrency-range and request-rate-range inference load modes.")

@@ -25,6 +25,9 @@ Load
   --request-distribution constant|poisson    gaps of the rate schedule (default constant)
   --request-intervals <file>      gaps in microseconds, one per line, looped
   --seed <n>                      seeds the Poisson schedule and random data (default 1)
+  --request-rate-limit <r>        cap a concurrency sweep at r requests/s (closed loop and rate together)
+  --load-stages <file>            a load shape instead of a sweep: lines "concurrency N 30s" or
+                                  "rate R 10s", each held for its duration (ramps, spikes)
   --binary-search                 bisect between start and end for the highest load under -l
   --latency-budget p95:50ms       name the highest-throughput level within the budget
   --max-threads <n>               concurrency mode: gRPC channels are ceil(n/6), and in sync
