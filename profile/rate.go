@@ -55,13 +55,19 @@ func (rr *rateRunner) schedule(rate float64) (load.Schedule, float64, error) {
 
 // workerCap is how many requests may be in flight at once: perf_analyzer's sync mode blocks one
 // request per thread (--max-threads, default 4), so the cap is the thread count and requests
-// queue behind it, late; async mode sends whatever the schedule asks, up to maxAsyncWorkers.
+// queue behind it, late; async mode grows its workers as the schedule needs, up to
+// max(--max-threads, asyncOpenWorkers). The cap matters: on a starved machine every send slows,
+// every worker is busy, and growing without bound (one connection per worker over HTTP) feeds
+// the contention that slowed the sends; at the cap, requests go out late and the report says so.
 func (rr *rateRunner) workerCap() int {
 	if rr.r.cfg.Async {
-		return max(rr.r.cfg.MaxThreads, maxAsyncWorkers)
+		return max(rr.r.cfg.MaxThreads, asyncOpenWorkers)
 	}
 	return rr.r.cfg.MaxThreads
 }
+
+// asyncOpenWorkers is the default cap of in-flight requests of an async open loop.
+const asyncOpenWorkers = 256
 
 func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level, levelOutcome, error) {
 	r, cfg := rr.r, rr.r.cfg

@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# rate.sh: open-loop load, inferperf against vegeta, at increasing request rates.
+#
+# What it measures: how close each load generator comes to a target request rate R, from 1000/s
+# up to the machine's limit, against the same reference server
+# (`inferperf serve`, model `simple`: INT32 add/sub, nearly free) with the same HTTP JSON request.
+#   vegeta:    `vegeta attack -rate=R/s -duration=DURATION -max-workers=VEGETA_MAX_WORKERS`, POSTing
+#              the JSON body to /v2/models/simple/infer with `Accept-Encoding: identity` (as
+#              inferperf's client; else Go asks for gzip and the server compresses every answer);
+#              read with `vegeta report -type=json`.
+#   inferperf: `inferperf profile -i http --input-tensor-format json --output-tensor-format json
+#              --request-rate-range R -a`, 3 windows of DURATION/3 merged (-p DURATION/3 -r 3
+#              -s 1000: stability is not the point), read from its --json.
+# Both send byte-for-byte the same body: bench/peerdata writes it with inferperf's own input
+# generator and encoder, as for bench/peers.sh. vegeta is the version bench/peers.sh pins (read
+# from that file), installed with `go install` into the same cache, bench/out/bin (git-ignored;
+# PEERS_BIN overrides it), so one download serves both scripts. VEGETA_MAX_WORKERS defaults to
+# 4096, the cap of inferperf's async open-loop worker pool, so neither tool may have more
+# requests out than the other.
+#
+# The server is pinned to the first CPU this shell may use and each load generator in turn to the
+# second (`taskset -c`); without taskset or with one CPU all run unpinned, and the script says so.
+# Before each run the script waits (up to 15 s) for the server to go idle, so that a backlog left
+# by an overloaded run does not land on the next one. The order of the two tools alternates from
+# rate to rate. The rates rise until both tools reach less than half their target (achieved/target
+# < 0.5; inferperf's achieved falls only once its stragglers outlast the drain, see below), or the
+# list ends.
+#
+# Command (from anywhere; settings are environment variables, shown with their defaults):
+#
+#	RATES="1000 2000 4000 8000 16000 32000" DURATION=6s VEGETA_MAX_WORKERS=4096 bash bench/rate.sh
+#
+# How to read the table (one row per target rate R; every ratio is over R):
+#   vg send      vegeta's achieved send rate (report `rate`: requests / attack time) / R
+#   vg achieved  vegeta's successful responses per second (report `throughput`: successes /
+#                (attack time + wait for the last answer)) / R
+#   vg ok        vegeta's success ratio (report `success`)
+#   vg p50/p99   vegeta's latencies: from each request's ACTUAL send
+#   ip send      inferperf's achieved send rate (open_loop.send_rate) / R
+#   ip achieved  inferperf's completions per second (levels[0].throughput) / R: the successes of
+#                the requests SCHEDULED in its windows over the windows' time, each credited to the
+#                window it was scheduled in even when it completed later (the level waits up to
+#                max(5 s, 2 windows) for stragglers). It stays at 1.0 while every request
+#                eventually succeeds, however late; vegeta's divides by the attack time plus the
+#                wait for the last answer, so it drops as the tail grows. The two achieved
+#                columns differ by definition: send/target is the like-for-like figure of what
+#                each generator keeps up with.
+#   delayed      inferperf's share of requests sent more than 1 ms after their intended time
+#                (open_loop.delayed_fraction): the generator fell behind its schedule
+#   ip p50/p99   inferperf's latencies: from each request's INTENDED send time
+#   svc p50      inferperf's service time p50: from the actual send (open_loop.service), the
+#                figure comparable with vegeta's p50
+#   ip err       inferperf's failed requests (levels[0].errors)
+# A line per run above the table gives the CPU share the server and the load generator used
+# during the run (100% = one core), and the load average is printed before, at each rate and
+# after: on a shared machine (both shares well below 100%) the rates follow the other work more
+# than the tools.
+#
+# Latencies differ by design once a generator or the server falls behind. vegeta times each
+# request from the moment it actually went out: when vegeta cannot send on time (its workers are
+# all busy, or its process does not get the CPU), the wait before the send is not counted
+# (coordinated omission), so its latencies stay low while its send rate drops. inferperf times
+# each request from when the schedule said it should go out, so a late send, a queue in the
+# client or in the server all show in its p50/p99; its service p50 is the figure measured as
+# vegeta measures. Compare send/target across the tools (achieved/target differs by definition,
+# above), and vegeta's p50 with inferperf's service p50, not with its intended-time p50.
+#
+# A miss is reported, not failed: this is a measurement, not a test. The script fails only if an
+# install, a build, the server or a tool's run fails outright (no report or no JSON).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RATES=${RATES:-"1000 2000 4000 8000 16000 32000"}
+DURATION=${DURATION:-6s}
+VEGETA_MAX_WORKERS=${VEGETA_MAX_WORKERS:-4096}
+
+# The vegeta that bench/peers.sh pins, so both scripts share one install.
+VEGETA_VERSION=$(sed -n 's/^VEGETA_VERSION=//p' bench/peers.sh)
+[[ -n $VEGETA_VERSION ]] || { echo "no VEGETA_VERSION= line in bench/peers.sh" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+server_pid=""
+stop_server() {
+	if [[ -n $server_pid ]]; then
+		kill "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=""
+	fi
+}
+trap 'stop_server; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+for tool in jq curl; do
+	command -v "$tool" >/dev/null || { echo "rate.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
+done
+
+# seconds prints a Go-style duration made of one number and one unit (ms, s, m) in seconds.
+seconds() {
+	[[ $1 =~ ^([0-9.]+)(ms|s|m)$ ]] || { echo "bad duration '$1': use e.g. 500ms, 6s, 1m" >&2; exit 2; }
+	awk -v n="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[2]}" 'BEGIN {print n * (u == "ms" ? 0.001 : u == "m" ? 60 : 1)}'
+}
+duration_s=$(seconds "$DURATION")
+window_ms=$(awk -v d="$duration_s" 'BEGIN {printf "%d", d * 1000 / 3 + 0.5}')
+((window_ms >= 1)) || { echo "DURATION $DURATION is too short" >&2; exit 2; }
+for r in $RATES; do
+	if ! [[ $r =~ ^[0-9]+([.][0-9]+)?$ ]] || ! awk -v r="$r" 'BEGIN {exit !(r > 0)}'; then
+		echo "bad rate '$r' in RATES: positive numbers, requests per second" >&2
+		exit 2
+	fi
+done
+
+# install_tool TOOL VERSION MODULE: prints the path of TOOL built from MODULE@VERSION, installing it
+# into the cache first if it is not there (the same function and cache as bench/peers.sh).
+bin_dir=${PEERS_BIN:-$PWD/bench/out/bin}
+install_tool() {
+	local dir=$bin_dir/$1-$2
+	if [[ ! -x $dir/$1 ]]; then
+		echo "installing $3@$2 into $dir" >&2
+		mkdir -p "$dir"
+		GOBIN=$dir go install "$3@$2" >&2
+	fi
+	echo "$dir/$1"
+}
+vegeta=$(install_tool vegeta "$VEGETA_VERSION" github.com/tsenart/vegeta/v12)
+
+echo "building into $tmp"
+go build -o "$tmp/inferperf" ./cmd/inferperf
+go build -o "$tmp/peerdata" ./bench/peerdata
+
+# Pinning: the server on the first CPU this shell may use, the load generators on the second.
+server_pin=()
+load_pin=()
+if command -v taskset >/dev/null && (($(nproc) >= 2)); then
+	cpus=()
+	IFS=, read -ra parts <<<"$(taskset -pc $$ | sed 's/.*: *//')"
+	for p in "${parts[@]}"; do
+		if [[ $p == *-* ]]; then
+			for ((c = ${p%-*}; c <= ${p#*-}; c++)); do cpus+=("$c"); done
+		else
+			cpus+=("$p")
+		fi
+	done
+	server_pin=(taskset -c "${cpus[0]}")
+	load_pin=(taskset -c "${cpus[1]}")
+	echo "pinning: server on CPU ${cpus[0]}, every load generator on CPU ${cpus[1]} ($(nproc) CPUs)"
+else
+	echo "NOT pinned (taskset missing or $(nproc) CPU): server and load generators share the CPUs"
+fi
+echo "load: rates=[$RATES] duration=$DURATION (inferperf: 3 windows of ${window_ms} ms) vegeta_max_workers=$VEGETA_MAX_WORKERS"
+echo "tools: vegeta $VEGETA_VERSION, inferperf from this tree"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# free_port prints a loopback port nothing listens on, different from those handed out before.
+used_ports=" "
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		[[ $used_ports == *" $p "* ]] && continue
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			used_ports+="$p "
+			echo "$p"
+			return
+		fi
+	done
+}
+
+http_port=$(free_port)
+grpc_port=$(free_port)
+"${server_pin[@]}" "$tmp/inferperf" serve --http-port "$http_port" --grpc-port "$grpc_port" \
+	--allow-metrics=false --allow-gpu-metrics=false --allow-cpu-metrics=false >"$tmp/server.log" 2>&1 &
+server_pid=$!
+ready=false
+for ((i = 0; i < 200; i++)); do
+	if curl -sf "http://127.0.0.1:$http_port/v2/health/ready" >/dev/null 2>&1; then ready=true; break; fi
+	kill -0 "$server_pid" 2>/dev/null || break
+	sleep 0.1
+done
+if ! $ready; then
+	echo "the server did not become ready; its log:" >&2
+	cat "$tmp/server.log" >&2
+	exit 1
+fi
+
+# vegeta's payload (inferperf's JSON body), checked once against the server.
+"$tmp/peerdata" -http "127.0.0.1:$http_port" -grpc "127.0.0.1:$grpc_port" -model simple -dir "$tmp"
+printf 'POST http://127.0.0.1:%s/v2/models/simple/infer\nContent-Type: application/json\nAccept-Encoding: identity\n@%s\n' \
+	"$http_port" "$tmp/http.json" >"$tmp/targets.http"
+
+tck=$(getconf CLK_TCK)
+server_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+now() { date +%s.%N; }
+
+# wait_idle waits until the server uses under 5% of a core over 200 ms, for at most 15 s.
+wait_idle() {
+	local i a b
+	for ((i = 0; i < 75; i++)); do
+		a=$(server_ticks)
+		sleep 0.2
+		b=$(server_ticks)
+		# ticks in 0.2 s at CLK_TCK per second: under 5% is under 0.01 * CLK_TCK ticks.
+		awk -v d="$((b - a))" -v t="$tck" 'BEGIN {exit !(d < 0.01 * t)}' && return
+	done
+	echo "  (the server was still busy after 15 s; going on)"
+}
+
+# timed LOG CMD...: runs CMD pinned to the load CPU, its output in LOG; sets client_cpu (user+system
+# seconds of CMD, from bash's `times` in a subshell) and server_share/client_share (percent of a
+# core during the run). It returns CMD's exit status.
+timed() {
+	local log=$1 t c0 c1 t0 t1 rc
+	shift
+	c0=$(server_ticks)
+	t0=$(now)
+	t=$(
+		rc=0
+		"${load_pin[@]}" "$@" >"$log" 2>&1 || rc=$?
+		echo "rc=$rc"
+		times
+	)
+	c1=$(server_ticks)
+	t1=$(now)
+	rc=$(sed -n 's/^rc=//p' <<<"$t")
+	client_cpu=$(sed -n 3p <<<"$t" | awk '{
+		split($1, u, "m"); split($2, s, "m")
+		sub("s", "", u[2]); sub("s", "", s[2])
+		print u[1] * 60 + u[2] + s[1] * 60 + s[2]
+	}')
+	read -r server_share client_share < <(awk -v sc="$((c1 - c0))" -v tck="$tck" -v cc="$client_cpu" \
+		-v t0="$t0" -v t1="$t1" 'BEGIN {w = t1 - t0; printf "%.0f %.0f\n", 100 * sc / tck / w, 100 * cc / w}')
+	return "$rc"
+}
+
+# The figures of the last run of each tool, by name.
+declare -A vg=() ip=()
+
+run_vegeta() {
+	local rate=$1 rc=0
+	rm -f "$tmp/vegeta.bin" "$tmp/vegeta.json"
+	timed "$tmp/vegeta.log" "$vegeta" attack -rate="$rate/s" -duration="$DURATION" \
+		-max-workers="$VEGETA_MAX_WORKERS" -format=http -targets="$tmp/targets.http" \
+		-output="$tmp/vegeta.bin" || rc=$?
+	if ((rc != 0)) || ! "$vegeta" report -type=json "$tmp/vegeta.bin" >"$tmp/vegeta.json" 2>>"$tmp/vegeta.log"; then
+		echo "vegeta at $rate/s failed (exit $rc); its output:" >&2
+		cat "$tmp/vegeta.log" >&2
+		exit 1
+	fi
+	local f
+	f=$(jq -r --argjson r "$rate" '[.rate / $r, .throughput / $r, .success, .latencies["50th"] / 1e3,
+		.latencies["99th"] / 1e3, .requests, ((.errors // []) | join("; "))] | @tsv' "$tmp/vegeta.json")
+	IFS=$'\t' read -r 'vg[send]' 'vg[ach]' 'vg[ok]' 'vg[p50]' 'vg[p99]' 'vg[requests]' 'vg[errors]' <<<"$f"
+	printf '  %-9s %8s/s: %s requests, send %.3f, achieved %.3f, success %.4f; server_cpu=%s%% client_cpu=%s%%%s\n' \
+		vegeta "$rate" "${vg[requests]}" "${vg[send]}" "${vg[ach]}" "${vg[ok]}" "$server_share" "$client_share" \
+		"${vg[errors]:+; errors: ${vg[errors]:0:200}}"
+}
+
+run_inferperf() {
+	local rate=$1 rc=0
+	rm -f "$tmp/inferperf.json"
+	timed "$tmp/inferperf.log" "$tmp/inferperf" profile -m simple -u "127.0.0.1:$http_port" -i http \
+		--input-tensor-format json --output-tensor-format json --request-rate-range "$rate" -a \
+		-p "$window_ms" -r 3 -s 1000 --json "$tmp/inferperf.json" || rc=$?
+	# An unstable or overloaded level may end the run with a non-zero status; its figures are
+	# still what this table wants. No JSON or no level is a failure.
+	if [[ ! -s $tmp/inferperf.json ]] || (($(jq '.levels | length' "$tmp/inferperf.json") != 1)); then
+		echo "inferperf at $rate/s wrote no level (exit $rc); its output:" >&2
+		cat "$tmp/inferperf.log" >&2
+		exit 1
+	fi
+	local f
+	f=$(jq -r --argjson r "$rate" '.levels[0] | [.open_loop.send_rate / $r, .throughput / $r,
+		.open_loop.delayed_fraction, .latency.percentiles["50"], .latency.percentiles["99"],
+		.open_loop.service.percentiles["50"], ((.errors // {}) | [.[]] | add // 0),
+		.open_loop.scheduled, .open_loop.workers, .stable] | @tsv' "$tmp/inferperf.json")
+	IFS=$'\t' read -r 'ip[send]' 'ip[ach]' 'ip[delayed]' 'ip[p50]' 'ip[p99]' 'ip[svc]' 'ip[err]' 'ip[scheduled]' 'ip[workers]' 'ip[stable]' <<<"$f"
+	printf '  %-9s %8s/s: %s scheduled, send %.3f, achieved %.3f, delayed %.1f%%, errors %s, workers %s, stable %s, exit %s; server_cpu=%s%% client_cpu=%s%%\n' \
+		inferperf "$rate" "${ip[scheduled]}" "${ip[send]}" "${ip[ach]}" "$(awk -v d="${ip[delayed]}" 'BEGIN {print 100 * d}')" \
+		"${ip[err]}" "${ip[workers]}" "${ip[stable]}" "$rc" "$server_share" "$client_share"
+}
+
+# lat US: a latency in microseconds, in a readable unit.
+lat() {
+	awk -v u="$1" 'BEGIN {
+		if (u < 1000) printf "%.0fus", u
+		else if (u < 1e6) printf "%.1fms", u / 1000
+		else printf "%.2fs", u / 1e6
+	}'
+}
+
+rows=()
+i=0
+for rate in $RATES; do
+	echo "rate $rate/s (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	if ((i % 2 == 0)); then
+		wait_idle; run_vegeta "$rate"
+		wait_idle; run_inferperf "$rate"
+	else
+		wait_idle; run_inferperf "$rate"
+		wait_idle; run_vegeta "$rate"
+	fi
+	i=$((i + 1))
+	rows+=("$(printf '%s\t%.3f\t%.3f\t%.2f%%\t%s / %s\t%.3f\t%.3f\t%.1f%%\t%s / %s\t%s\t%s' "$rate" \
+		"${vg[send]}" "${vg[ach]}" "$(awk -v s="${vg[ok]}" 'BEGIN {print 100 * s}')" "$(lat "${vg[p50]}")" "$(lat "${vg[p99]}")" \
+		"${ip[send]}" "${ip[ach]}" "$(awk -v d="${ip[delayed]}" 'BEGIN {print 100 * d}')" \
+		"$(lat "${ip[p50]}")" "$(lat "${ip[p99]}")" "$(lat "${ip[svc]}")" "${ip[err]}")")
+	if awk -v a="${vg[ach]}" -v b="${ip[ach]}" 'BEGIN {exit !(a < 0.5 && b < 0.5)}'; then
+		echo "  both tools achieved under half of $rate/s: stopping here"
+		break
+	fi
+done
+
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+{
+	printf 'rate/s\tvg send/tgt\tvg achieved/tgt\tvg ok\tvg p50 / p99 (actual send)\tip send/tgt\tip achieved/tgt\tdelayed\tip p50 / p99 (intended)\tip svc p50\tip err\n'
+	printf '%s\n' "${rows[@]}"
+} | column -t -s $'\t' -o ' | '
