@@ -96,7 +96,7 @@ used_ports=" "
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % 20000)) # below the ephemeral range (32768+), so no outgoing socket holds it
 		[[ $used_ports == *" $p "* ]] && continue
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			used_ports+="$p "

@@ -16,7 +16,7 @@ import (
 // Validation failures are answered at once and counted nowhere, as in Triton; failures after
 // queueing are counted as failed requests in the model's statistics.
 func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
-	received := time.Now()
+	received := models.Now()
 	if s.closing.Load() {
 		return nil, kserve.Errorf(kserve.Unavailable, "Server is stopping")
 	}
@@ -24,25 +24,53 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 	if err != nil {
 		return nil, err
 	}
-	mreq, timeout, err := v.validate(req)
+	c := new(call)
+	mreq := &c.req
+	timeout, err := v.validate(req, mreq)
 	if err != nil {
 		return nil, withID(req.ID, err)
 	}
 	if err := v.sched.Infer(ctx, mreq, received, timeout); err != nil {
 		return nil, withID(req.ID, err)
 	}
-	resp := &kserve.InferResponse{ModelName: v.name, ModelVersion: v.label, ID: req.ID}
-	if len(req.Outputs) == 0 {
-		resp.Outputs = mreq.Outputs
-	} else {
-		resp.Outputs = make([]kserve.Tensor, 0, len(req.Outputs))
-		for _, out := range mreq.Outputs {
-			if slices.ContainsFunc(req.Outputs, func(r kserve.RequestedOutput) bool { return r.Name == out.Name }) {
-				resp.Outputs = append(resp.Outputs, out)
+	resp := &c.resp
+	*resp = kserve.InferResponse{ModelName: v.name, ModelVersion: v.label, ID: req.ID}
+	resp.Outputs = mreq.Outputs
+	if len(req.Outputs) > 0 {
+		requested := func(out kserve.Tensor) bool {
+			return slices.ContainsFunc(req.Outputs, func(r kserve.RequestedOutput) bool { return r.Name == out.Name })
+		}
+		// Requests that list every output (as perf_analyzer's do) keep the model's slice.
+		if n := countFunc(mreq.Outputs, requested); n < len(mreq.Outputs) {
+			resp.Outputs = make([]kserve.Tensor, 0, n)
+			for _, out := range mreq.Outputs {
+				if requested(out) {
+					resp.Outputs = append(resp.Outputs, out)
+				}
 			}
 		}
 	}
 	return resp, nil
+}
+
+// countFunc returns how many elements of s satisfy f.
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// call is the memory of one Infer, allocated at once: the request the model sees and the
+// response. The response keeps the model request alive until it is encoded, which costs nothing:
+// the model request holds only the inputs, which the caller holds anyway, and the outputs, which
+// the response holds.
+type call struct {
+	req  models.Request
+	resp kserve.InferResponse
 }
 
 // withID prefixes an error about one request's content with the request id, as Triton does.
@@ -57,38 +85,38 @@ func withID(id string, err error) error {
 }
 
 // validate checks a request against the model's inputs and outputs and builds what the model
-// sees. It also reads the request's `timeout` parameter (microseconds).
-func (v *version) validate(req *kserve.InferRequest) (*models.Request, time.Duration, error) {
+// sees into mreq. It also reads the request's `timeout` parameter (microseconds).
+func (v *version) validate(req *kserve.InferRequest, mreq *models.Request) (time.Duration, error) {
 	spec := &v.spec
-	mreq := &models.Request{Inputs: req.Inputs, BatchSize: 1}
+	*mreq = models.Request{Inputs: req.Inputs, BatchSize: 1}
 	batch := int64(-1)
 	for i := range req.Inputs {
 		in := &req.Inputs[i]
 		idx := slices.IndexFunc(spec.Inputs, func(t models.TensorSpec) bool { return t.Name == in.Name })
 		if idx < 0 {
-			return nil, 0, kserve.Errorf(kserve.InvalidArg, "unexpected inference input '%s' for model '%s'", in.Name, v.name)
+			return 0, kserve.Errorf(kserve.InvalidArg, "unexpected inference input '%s' for model '%s'", in.Name, v.name)
 		}
 		for j := range i {
 			if req.Inputs[j].Name == in.Name {
-				return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' is given twice", in.Name)
+				return 0, kserve.Errorf(kserve.InvalidArg, "input '%s' is given twice", in.Name)
 			}
 		}
 		ts := &spec.Inputs[idx]
 		if in.Datatype != ts.Datatype {
-			return nil, 0, kserve.Errorf(kserve.InvalidArg, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.Name, in.Datatype, v.name, ts.Datatype)
+			return 0, kserve.Errorf(kserve.InvalidArg, "inference input '%s' data-type is '%s', but model '%s' expects '%s'", in.Name, in.Datatype, v.name, ts.Datatype)
 		}
 		dims := in.Shape
 		if spec.MaxBatchSize > 0 {
 			if len(in.Shape) == 0 {
-				return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has no batch dimension: model '%s' expects shape %s", in.Name, v.name, shapeString(append([]int64{-1}, ts.Dims...)))
+				return 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has no batch dimension: model '%s' expects shape %s", in.Name, v.name, shapeString(append([]int64{-1}, ts.Dims...)))
 			}
 			b := in.Shape[0]
 			if batch >= 0 && b != batch {
-				return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has batch size %d, but other inputs have %d: every input must have the same batch size", in.Name, b, batch)
+				return 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has batch size %d, but other inputs have %d: every input must have the same batch size", in.Name, b, batch)
 			}
 			batch = b
 			if b < 1 || b > int64(spec.MaxBatchSize) {
-				return nil, 0, kserve.Errorf(kserve.InvalidArg, "inference request batch-size must be <= %d for '%s'", spec.MaxBatchSize, v.name)
+				return 0, kserve.Errorf(kserve.InvalidArg, "inference request batch-size must be <= %d for '%s'", spec.MaxBatchSize, v.name)
 			}
 			dims = in.Shape[1:]
 		}
@@ -97,30 +125,29 @@ func (v *version) validate(req *kserve.InferRequest) (*models.Request, time.Dura
 			if spec.MaxBatchSize > 0 {
 				want = append([]int64{-1}, ts.Dims...)
 			}
-			return nil, 0, kserve.Errorf(kserve.InvalidArg, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s", in.Name, v.name, shapeString(want), shapeString(in.Shape))
+			return 0, kserve.Errorf(kserve.InvalidArg, "unexpected shape for input '%s' for model '%s'. Expected %s, got %s", in.Name, v.name, shapeString(want), shapeString(in.Shape))
 		}
 		if in.Data == nil {
-			return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has no data: shared memory is not supported by this server", in.Name)
+			return 0, kserve.Errorf(kserve.InvalidArg, "input '%s' has no data: shared memory is not supported by this server", in.Name)
 		}
 		if err := kserve.ValidateData(in.Datatype, in.Shape, in.Data); err != nil {
-			return nil, 0, kserve.Errorf(kserve.InvalidArg, "input '%s' for model '%s': %v", in.Name, v.name, err)
+			return 0, kserve.Errorf(kserve.InvalidArg, "input '%s' for model '%s': %v", in.Name, v.name, err)
 		}
 	}
 	for _, ts := range spec.Inputs {
 		if !ts.Optional && mreq.Input(ts.Name) == nil {
-			return nil, 0, kserve.Errorf(kserve.InvalidArg, "expected %d inputs but got %d inputs for model '%s': input '%s' is missing", requiredInputs(spec), len(req.Inputs), v.name, ts.Name)
+			return 0, kserve.Errorf(kserve.InvalidArg, "expected %d inputs but got %d inputs for model '%s': input '%s' is missing", requiredInputs(spec), len(req.Inputs), v.name, ts.Name)
 		}
 	}
 	for _, out := range req.Outputs {
 		if !slices.ContainsFunc(spec.Outputs, func(t models.TensorSpec) bool { return t.Name == out.Name }) {
-			return nil, 0, kserve.Errorf(kserve.InvalidArg, "unexpected inference output '%s' for model '%s'", out.Name, v.name)
+			return 0, kserve.Errorf(kserve.InvalidArg, "unexpected inference output '%s' for model '%s'", out.Name, v.name)
 		}
 	}
 	if batch > 0 {
 		mreq.BatchSize = int(batch)
 	}
-	timeout, err := timeoutParam(req.Parameters)
-	return mreq, timeout, err
+	return timeoutParam(req.Parameters)
 }
 
 func requiredInputs(spec *models.Spec) int {

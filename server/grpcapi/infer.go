@@ -2,11 +2,7 @@ package grpcapi
 
 import (
 	"context"
-	"fmt"
 	"io"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
@@ -81,16 +77,33 @@ func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInf
 	return recvErr
 }
 
+// small is how many inputs or outputs a request or response holds in its own allocation; most
+// models have one or two.
+const small = 2
+
+// request is a converted request with room for its inputs, so one allocation holds a request of
+// up to small inputs.
+type request struct {
+	req    kserve.InferRequest
+	inputs [small]kserve.Tensor
+}
+
 // fromProto converts a gRPC request, raw or typed, to the protocol-neutral form.
 func fromProto(r *pb.ModelInferRequest) (*kserve.InferRequest, error) {
-	req := &kserve.InferRequest{ModelName: r.GetModelName(), ModelVersion: r.GetModelVersion(), ID: r.GetId()}
+	m := new(request)
+	req := &m.req
+	*req = kserve.InferRequest{ModelName: r.GetModelName(), ModelVersion: r.GetModelVersion(), ID: r.GetId()}
 	var err error
 	if req.Parameters, err = params(r.GetParameters()); err != nil {
 		return nil, err
 	}
 	raw := r.GetRawInputContents()
 	next := 0
-	req.Inputs = make([]kserve.Tensor, 0, len(r.GetInputs()))
+	if n := len(r.GetInputs()); n <= small {
+		req.Inputs = m.inputs[:0:n]
+	} else {
+		req.Inputs = make([]kserve.Tensor, 0, n)
+	}
 	for _, in := range r.GetInputs() {
 		t := kserve.Tensor{Name: in.GetName(), Datatype: kserve.DataType(in.GetDatatype()), Shape: in.GetShape()}
 		if !t.Datatype.Valid() {
@@ -160,20 +173,36 @@ func params(in map[string]*pb.InferParameter) (kserve.Parameters, error) {
 	return out, nil
 }
 
+// response is a gRPC response with room for its outputs, so one allocation holds a response of up
+// to small outputs: the message, its Outputs and RawOutputContents slices and the output tensor
+// messages they point to. The messages are used only through pointers, never copied.
+type response struct {
+	msg     pb.ModelInferResponse
+	outputs [small]*pb.ModelInferResponse_InferOutputTensor
+	tensors [small]pb.ModelInferResponse_InferOutputTensor
+	raw     [small][]byte
+}
+
 // toProto converts a response to gRPC, outputs in raw form as Triton always replies.
 func toProto(resp *kserve.InferResponse) *pb.ModelInferResponse {
-	out := &pb.ModelInferResponse{
-		ModelName: resp.ModelName, ModelVersion: resp.ModelVersion, Id: resp.ID,
-		Outputs:           make([]*pb.ModelInferResponse_InferOutputTensor, len(resp.Outputs)),
-		RawOutputContents: make([][]byte, len(resp.Outputs)),
+	n := len(resp.Outputs)
+	m := new(response)
+	out := &m.msg
+	out.ModelName, out.ModelVersion, out.Id = resp.ModelName, resp.ModelVersion, resp.ID
+	var tensors []pb.ModelInferResponse_InferOutputTensor
+	if n <= small {
+		out.Outputs, out.RawOutputContents, tensors = m.outputs[:n:n], m.raw[:n:n], m.tensors[:n:n]
+	} else {
+		// One array holds every output tensor message; Outputs points into it.
+		out.Outputs = make([]*pb.ModelInferResponse_InferOutputTensor, n)
+		out.RawOutputContents = make([][]byte, n)
+		tensors = make([]pb.ModelInferResponse_InferOutputTensor, n)
 	}
 	for i, t := range resp.Outputs {
-		out.Outputs[i] = &pb.ModelInferResponse_InferOutputTensor{Name: t.Name, Datatype: string(t.Datatype), Shape: t.Shape}
+		o := &tensors[i]
+		o.Name, o.Datatype, o.Shape = t.Name, string(t.Datatype), t.Shape
+		out.Outputs[i] = o
 		out.RawOutputContents[i] = t.Data
 	}
 	return out
 }
-
-var _ = fmt.Sprint
-var _ = status.Error
-var _ = codes.OK

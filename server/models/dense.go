@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -174,18 +173,32 @@ func (m *dense) Execute(ctx context.Context, b *Batch) error {
 	m.forward(s, rows)
 	b.MarkInferDone()
 	y := s.y
+	// Fresh memory, not the scratch: the server encodes the outputs after Execute has returned.
+	// The batch's outputs share one allocation each for data, shapes and tensors, each request's
+	// part capped at its own length.
+	data := make([]byte, 4*len(y))
+	dims := 0
 	for _, r := range b.Requests {
+		dims += len(r.Input("INPUT0").Shape)
+	}
+	shapes := make([]int64, dims)
+	outs := make([]kserve.Tensor, len(b.Requests))
+	for i, r := range b.Requests {
 		in := r.Input("INPUT0")
 		count := len(in.Data) / (4 * m.k) * m.n
-		// A fresh slice per request: the server encodes it after Execute has returned.
-		data := make([]byte, 4*count)
-		for i, v := range y[:count] {
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+		out := data[: 4*count : 4*count]
+		data = data[4*count:]
+		for j, v := range y[:count] {
+			binary.LittleEndian.PutUint32(out[4*j:], math.Float32bits(v))
 		}
 		y = y[count:]
-		shape := slices.Clone(in.Shape)
-		shape[len(shape)-1] = int64(m.n)
-		r.Outputs = []kserve.Tensor{{Name: "OUTPUT0", Datatype: kserve.FP32, Shape: shape, Data: data}}
+		k := len(in.Shape)
+		shape := shapes[:k:k]
+		shapes = shapes[k:]
+		copy(shape, in.Shape)
+		shape[k-1] = int64(m.n)
+		outs[i] = kserve.Tensor{Name: "OUTPUT0", Datatype: kserve.FP32, Shape: shape, Data: out}
+		r.Outputs = outs[i : i+1 : i+1]
 	}
 	return nil
 }

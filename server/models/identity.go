@@ -102,6 +102,9 @@ func echoIndex(name, prefix string) (string, bool) {
 
 // Execute waits the execution's cost (compute-infer), then copies each input to its output
 // (compute-output), as Triton's identity backend copies into the response buffers.
+//
+// The copies of the whole batch share three allocations: one for the data, one for the shapes and
+// one for the output tensors, each request's part capped at its own length.
 func (m *echo) Execute(ctx context.Context, b *Batch) error {
 	b.MarkInputDone()
 	if cost := m.fixed + time.Duration(b.Size)*m.perItem; cost > 0 {
@@ -110,23 +113,40 @@ func (m *echo) Execute(ctx context.Context, b *Batch) error {
 		}
 	}
 	b.MarkInferDone()
+	size, dims := 0, 0
 	for _, r := range b.Requests {
-		outs := make([]kserve.Tensor, len(m.outs))
+		for _, p := range m.outs {
+			if in := r.Input(p.in); in != nil {
+				size += len(in.Data)
+				dims += len(in.Shape)
+			}
+		}
+	}
+	data := make([]byte, size)
+	shapes := make([]int64, dims)
+	outs := make([]kserve.Tensor, len(b.Requests)*len(m.outs))
+	for _, r := range b.Requests {
+		o := outs[:len(m.outs):len(m.outs)]
+		outs = outs[len(m.outs):]
 		for j, p := range m.outs {
 			out := kserve.Tensor{Name: p.out, Datatype: p.datatype}
 			if in := r.Input(p.in); in != nil {
 				// A copy, not an alias: the server may reuse the request's buffers once Execute
 				// has returned while the response is still being encoded.
-				out.Shape, out.Data = slices.Clone(in.Shape), append([]byte{}, in.Data...)
+				n, k := len(in.Data), len(in.Shape)
+				out.Data, out.Shape = data[:n:n], shapes[:k:k]
+				data, shapes = data[n:], shapes[k:]
+				copy(out.Data, in.Data)
+				copy(out.Shape, in.Shape)
 			} else {
 				// An optional input left out: echo zeros of the configured shape (variable dims
 				// taken as 0), so the response still carries every output.
 				out.Shape = m.absentShape(p.dims, r.BatchSize)
 				out.Data = zeroData(p.datatype, out.Shape)
 			}
-			outs[j] = out
+			o[j] = out
 		}
-		r.Outputs = outs
+		r.Outputs = o
 	}
 	return nil
 }

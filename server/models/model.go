@@ -66,7 +66,10 @@ type Request struct {
 	// BatchSize is the request's leading dimension when the model batches, else 1.
 	BatchSize int
 	// Outputs is written by Model.Execute: every output of the Spec, in Spec order, with full
-	// shapes. The model owns the Data slices it writes.
+	// shapes, in memory the model allocated (never aliasing the inputs, whose buffers the server
+	// may reuse). After Execute the server only reads them and the model never changes them, so
+	// outputs may share memory: one shape for several outputs, one allocation sliced for the
+	// data of a whole batch.
 	Outputs []kserve.Tensor
 }
 
@@ -92,11 +95,11 @@ type Batch struct {
 
 // MarkInputDone records the end of the compute-input phase (gathering inputs). Models call it once
 // per Execute; if they do not, the phase is taken to be empty.
-func (b *Batch) MarkInputDone() { b.inputDone = time.Now() }
+func (b *Batch) MarkInputDone() { b.inputDone = Now() }
 
 // MarkInferDone records the end of the compute-infer phase; compute-output runs from here to the
 // end of Execute.
-func (b *Batch) MarkInferDone() { b.inferDone = time.Now() }
+func (b *Batch) MarkInferDone() { b.inferDone = Now() }
 
 // Phases returns the phase marks the model recorded, with start and end being the execution's
 // own start and end. Missing marks collapse the phase onto its neighbour so the three phases
@@ -117,6 +120,11 @@ func (b *Batch) Phases(start, end time.Time) (inputEnd, outputStart time.Time) {
 
 // Model is a loaded, executable model. Execute is called by one instance at a time per instance,
 // but several instances may call it concurrently: implementations keep per-call state local.
+//
+// The Batch and its Requests slice belong to the caller and are valid only during Execute: the
+// scheduler reuses them for the instance's next batch, so a model must not keep b, b.Requests or
+// a reference into either once Execute returns. The Requests themselves, and the Outputs written
+// into them, pass back to the server.
 type Model interface {
 	// Execute computes the outputs of every request of the batch. An error fails the whole batch.
 	Execute(ctx context.Context, b *Batch) error

@@ -59,9 +59,15 @@ func newSimple(spec Spec) (Model, error) {
 }
 
 // Execute adds and subtracts each request's INPUT0 and INPUT1.
+//
+// The outputs of the whole batch share three allocations: one for every output's data, one for
+// the output tensors and one for their shapes (OUTPUT0 and OUTPUT1 of a request share one clone of
+// its input shape, as both are read-only once Execute returns). Each request's slices are capped
+// at their own length, so an append to one never writes into its neighbour.
 func (m *simple) Execute(_ context.Context, b *Batch) error {
 	// Check every request before computing any, so a bad request fails the batch without leaving
 	// half the requests with outputs.
+	size, dims := 0, 0
 	for _, r := range b.Requests {
 		x, y := r.Input("INPUT0"), r.Input("INPUT1")
 		switch {
@@ -72,23 +78,34 @@ func (m *simple) Execute(_ context.Context, b *Batch) error {
 		case len(x.Data) != len(y.Data) || len(x.Data)%4 != 0 || int64(len(x.Data)) != 4*kserve.ElementCount(x.Shape):
 			return fmt.Errorf("simple: INPUT0 and INPUT1 hold %d and %d bytes for shape %s", len(x.Data), len(y.Data), dimsString(x.Shape))
 		}
+		size += len(x.Data)
+		dims += len(x.Shape)
 	}
 	b.MarkInputDone()
+	data := make([]byte, 2*size)
+	shapes := make([]int64, dims)
+	outs := make([]kserve.Tensor, 2*len(b.Requests))
 	for _, r := range b.Requests {
 		x, y := r.Input("INPUT0"), r.Input("INPUT1")
-		sum := make([]byte, len(x.Data))
-		diff := make([]byte, len(x.Data))
+		n := len(x.Data)
+		sum, diff := data[:n:n], data[n:2*n:2*n]
+		data = data[2*n:]
 		// Unsigned arithmetic on the raw words is exactly INT32 wrap-around arithmetic.
-		for i := 0; i+4 <= len(x.Data); i += 4 {
+		for i := 0; i+4 <= n; i += 4 {
 			a := binary.LittleEndian.Uint32(x.Data[i:])
 			c := binary.LittleEndian.Uint32(y.Data[i:])
 			binary.LittleEndian.PutUint32(sum[i:], a+c)
 			binary.LittleEndian.PutUint32(diff[i:], a-c)
 		}
-		outs := make([]kserve.Tensor, 2)
-		outs[m.sum] = kserve.Tensor{Name: "OUTPUT0", Datatype: kserve.Int32, Shape: slices.Clone(x.Shape), Data: sum}
-		outs[m.diff] = kserve.Tensor{Name: "OUTPUT1", Datatype: kserve.Int32, Shape: slices.Clone(x.Shape), Data: diff}
-		r.Outputs = outs
+		k := len(x.Shape)
+		shape := shapes[:k:k]
+		shapes = shapes[k:]
+		copy(shape, x.Shape)
+		o := outs[:2:2]
+		outs = outs[2:]
+		o[m.sum] = kserve.Tensor{Name: "OUTPUT0", Datatype: kserve.Int32, Shape: shape, Data: sum}
+		o[m.diff] = kserve.Tensor{Name: "OUTPUT1", Datatype: kserve.Int32, Shape: shape, Data: diff}
+		r.Outputs = o
 	}
 	b.MarkInferDone()
 	return nil

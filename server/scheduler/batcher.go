@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"inferperf/server/models"
@@ -22,6 +23,34 @@ type item struct {
 	queued bool
 	// done receives the request's outcome, once.
 	done chan error
+	// one holds the item itself: the batch of one that takeLocked hands out.
+	one [1]*item
+}
+
+// items recycles items, done channels included. An item goes back only when Infer returns, and
+// by then nothing else will use it: its outcome was sent exactly once, by whoever cleared queued,
+// and Infer received it (or Infer cleared queued itself, and nothing was sent), so done is empty
+// and no sender holds the item any more. Those that still point at it (a finished batch, the
+// slots past a queue's length) never read it again.
+var items = sync.Pool{New: func() any {
+	it := &item{done: make(chan error, 1)}
+	it.one[0] = it
+	return it
+}}
+
+// getItem returns a cleared item with an empty done channel.
+func getItem() *item { return items.Get().(*item) }
+
+// putItem clears it and returns it to the pool. Only Infer calls it, when the request is over.
+// An outcome still in done would reach the next request that takes the item, so such an item is
+// dropped rather than reused: by the argument at items this never happens, and the check is one
+// len.
+func putItem(it *item) {
+	if len(it.done) != 0 {
+		return
+	}
+	*it = item{done: it.done, one: it.one}
+	items.Put(it)
 }
 
 // decision is what batch formation chose: take the first take waiting requests now, or, if take

@@ -5,10 +5,14 @@
 // has waited max_queue_delay). It records every execution and failure in the model's statistics
 // exactly as Triton counts them (§5.1).
 //
-// One dispatcher goroutine owns batch formation: it wakes when a request arrives, an instance
-// frees up, a request leaves the queue, or a queue delay or timeout expires, and sleeps otherwise.
+// One dispatcher goroutine owns batch formation: it wakes when a request arrives while an
+// instance is free (or with a queue timeout to watch), an instance frees up while requests wait, a
+// request leaves the queue, or a queue delay or timeout expires, and sleeps otherwise.
 // It hands batches to the instance goroutines over a channel with room for one batch per
-// instance, so it never blocks on a busy instance.
+// instance, so it never blocks on a busy instance. The one exception is the default scheduler
+// with no queue timeouts, where there is nothing to decide: a request that arrives while an
+// instance is free goes to it at once, and an instance that finishes while requests wait takes
+// the oldest itself.
 package scheduler
 
 import (
@@ -170,12 +174,14 @@ func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received tim
 	if ctx.Err() != nil {
 		return kserve.Errorf(kserve.Cancelled, "Request cancelled before it was queued")
 	}
-	now := time.Now()
+	now := models.Now()
 	if received.IsZero() || received.After(now) {
 		// Keeps success.ns ≥ queue.ns + compute: the request cannot start after it was queued.
 		received = now
 	}
-	it := &item{req: req, size: max(req.BatchSize, 1), received: received, enqueued: now, queued: true, done: make(chan error, 1)}
+	it := getItem()
+	defer putItem(it)
+	it.req, it.size, it.received, it.enqueued, it.queued = req, max(req.BatchSize, 1), received, now, true
 	if t := s.timeout(timeout); t > 0 {
 		it.deadline = now.Add(t)
 	}
@@ -194,8 +200,24 @@ func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received tim
 		s.timed++
 	}
 	s.stats.AddPending(1)
+	wake := false
+	if s.free > 0 && s.direct() {
+		// Nothing to decide (see direct): the oldest waiting request goes to a free instance.
+		// The send never blocks, as a free instance means room in work; it happens under mu so
+		// that the dispatcher, which closes work once the scheduler is closed and the queue
+		// empty, cannot close it first.
+		s.free--
+		s.work <- s.takeLocked(1)
+	} else {
+		// The dispatcher can act on this request only with a free instance, or to watch its
+		// deadline. With every instance busy, the one that frees up first takes it or wakes
+		// the dispatcher (next).
+		wake = s.free > 0 || !it.deadline.IsZero()
+	}
 	s.mu.Unlock()
-	s.signal()
+	if wake {
+		s.signal()
+	}
 
 	select {
 	case err := <-it.done:
@@ -212,7 +234,7 @@ func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received tim
 	s.mu.Unlock()
 	// The batch the dispatcher is waiting to fill may have changed.
 	s.signal()
-	s.stats.RecordFailure(it.received, time.Now(), stats.Canceled)
+	s.stats.RecordFailure(it.received, models.Now(), stats.Canceled)
 	return kserve.Errorf(kserve.Cancelled, "Request cancelled")
 }
 
@@ -261,7 +283,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 		dropped = append(dropped, it)
 	}
 	s.mu.Unlock()
-	now := time.Now()
+	now := models.Now()
 	for _, it := range dropped {
 		s.stats.RecordFailure(it.received, now, stats.Canceled)
 		it.done <- kserve.Errorf(kserve.Cancelled, "Request cancelled: the model is unloading")
@@ -303,26 +325,41 @@ func (s *Scheduler) removeLocked(it *item) {
 	s.stats.AddPending(-1)
 }
 
-// takeLocked removes the first n waiting requests, in order, for execution.
+// takeLocked removes the first n waiting requests, in order, for execution. A batch of one is
+// the request's own one-element slice, so the default scheduler allocates nothing here.
 func (s *Scheduler) takeLocked(n int) []*item {
-	batch := make([]*item, n)
-	for i := range batch {
-		it := s.at(i)
+	var batch []*item
+	if n == 1 {
+		batch = s.at(0).one[:]
+	} else {
+		batch = make([]*item, n)
+		for i := range batch {
+			batch[i] = s.at(i)
+		}
+	}
+	for i, it := range batch {
 		it.queued = false
 		if i < len(s.queue) && !it.deadline.IsZero() {
 			s.timed--
 		}
-		batch[i] = it
 	}
 	q := min(n, len(s.queue))
-	// Clearing the vacated slots lets the requests be collected once they are done; append
-	// reallocates past them as the queue grows.
-	clear(s.queue[:q])
-	s.queue = s.queue[q:]
-	clear(s.delayed[:n-q])
-	s.delayed = s.delayed[n-q:]
+	// Clearing the vacated slots lets the requests be collected once they are done. A queue
+	// left empty restarts at the front of its array, so one that keeps draining (the usual
+	// case) never reallocates; otherwise append reallocates past the vacated slots as it grows.
+	s.queue = advance(s.queue, q)
+	s.delayed = advance(s.delayed, n-q)
 	s.stats.AddPending(-n)
 	return batch
+}
+
+// advance drops the first n items of q, clearing their slots.
+func advance(q []*item, n int) []*item {
+	clear(q[:n])
+	if n == len(q) {
+		return q[:0]
+	}
+	return q[n:]
 }
 
 // expireLocked applies the timeout action to the queued requests whose deadline has passed and
@@ -375,9 +412,16 @@ func (s *Scheduler) dispatch() {
 	}()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	// The clock matters only to queue delays (batching) and queue timeouts, and only requests
+	// of a DefaultTimeout > 0 have one (Scheduler.timeout); the default scheduler without
+	// timeouts skips reading it.
+	clock := s.cfg.batching() || s.cfg.DefaultTimeout > 0
 	for {
 		s.rounds.Add(1)
-		now := time.Now()
+		var now time.Time
+		if clock {
+			now = models.Now()
+		}
 		s.mu.Lock()
 		rejected, nextDeadline := s.expireLocked(now)
 		var batch []*item
@@ -412,9 +456,11 @@ func (s *Scheduler) dispatch() {
 				wait = d
 			}
 		}
-		if wait >= 0 {
-			timer.Reset(wait)
+		if wait < 0 {
+			<-s.wake
+			continue
 		}
+		timer.Reset(wait)
 		select {
 		case <-s.wake:
 		case <-timer.C:
@@ -425,25 +471,66 @@ func (s *Scheduler) dispatch() {
 
 // instance is one model instance: it runs the batches it is handed, one at a time.
 func (s *Scheduler) instance() {
+	var sc scratch
 	for batch := range s.work {
-		s.execute(batch)
-		s.mu.Lock()
-		s.free++
-		s.mu.Unlock()
-		s.signal()
+		for batch != nil {
+			s.execute(batch, &sc)
+			batch = s.next()
+		}
 	}
 }
 
+// direct reports whether batch formation has nothing to decide, so that requests may bypass the
+// dispatcher: under the default scheduler with no queue timeout to watch, the next execution is
+// the oldest waiting request on whichever instance is free (nextBatch's first rule). Infer then
+// hands a request to a free instance itself, and an instance that finishes takes the next
+// request itself, each sparing a goroutine switch to the dispatcher and back. s.mu must be held.
+func (s *Scheduler) direct() bool { return !s.cfg.batching() && s.timed == 0 }
+
+// next is called by an instance that has finished a batch. It returns the oldest waiting request
+// when direct allows; otherwise nil, and the instance is free again and waits for the
+// dispatcher.
+func (s *Scheduler) next() []*item {
+	s.mu.Lock()
+	if s.direct() && s.waitingLocked() > 0 {
+		batch := s.takeLocked(1)
+		s.mu.Unlock()
+		return batch
+	}
+	s.free++
+	// A free instance matters to the dispatcher only if requests wait, or if the scheduler is
+	// closed: this instance may just have taken the last queued request itself, and the
+	// dispatcher must see the queue drained to finish. Otherwise the next request to arrive
+	// wakes it if need be (Infer). Both sides decide under mu, so no wake-up is lost.
+	wake := s.waitingLocked() > 0 || s.closed
+	s.mu.Unlock()
+	if wake {
+		s.signal()
+	}
+	return nil
+}
+
+// scratch is an instance's memory for its executions, reused from one batch to the next: an
+// instance runs one batch at a time, and models keep no reference to the Batch after Execute
+// (the models.Model contract) nor statistics to the requests after RecordExecution.
+type scratch struct {
+	batch models.Batch
+	reqs  []stats.Request
+}
+
 // execute runs one batch on the model and completes its requests.
-func (s *Scheduler) execute(batch []*item) {
-	b := &models.Batch{Requests: make([]*models.Request, len(batch))}
-	for i, it := range batch {
-		b.Requests[i] = it.req
+func (s *Scheduler) execute(batch []*item, sc *scratch) {
+	b := &sc.batch
+	*b = models.Batch{Requests: b.Requests[:0]}
+	for _, it := range batch {
+		b.Requests = append(b.Requests, it.req)
 		b.Size += it.size
 	}
-	start := time.Now()
+	// Dropping the requests once done lets them be collected while the instance is idle.
+	defer clear(b.Requests)
+	start := models.Now()
 	err := s.run(b)
-	end := time.Now()
+	end := models.Now()
 	if err != nil {
 		reason, code := stats.Backend, kserve.Internal
 		if s.runCtx.Err() != nil {
@@ -460,11 +547,14 @@ func (s *Scheduler) execute(batch []*item) {
 		return
 	}
 	inputEnd, outputStart := b.Phases(start, end)
-	reqs := make([]stats.Request, len(batch))
-	for i, it := range batch {
-		reqs[i] = stats.Request{BatchSize: it.size, Start: it.received, QueueStart: it.enqueued, End: end}
+	reqs := sc.reqs[:0]
+	for _, it := range batch {
+		reqs = append(reqs, stats.Request{BatchSize: it.size, Start: it.received, QueueStart: it.enqueued, End: end})
 	}
+	sc.reqs = reqs
 	s.stats.RecordExecution(stats.Execution{BatchSize: b.Size, ComputeStart: start, InputEnd: inputEnd, OutputStart: outputStart, ComputeEnd: end}, reqs)
+	// Each send hands the item back to its Infer, which may recycle it at once: nothing here
+	// touches an item after its send.
 	for _, it := range batch {
 		it.done <- nil
 	}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"runtime"
@@ -498,9 +499,24 @@ func TestModelErrorFailsTheBatch(t *testing.T) {
 }
 
 func TestCloseDrains(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		// The dispatcher forms the batches.
+		{"dynamic", Config{Instances: 1, Dynamic: true, MaxBatchSize: 4, MaxQueueDelay: time.Hour}},
+		// The instance takes the queued requests itself; the dispatcher must still learn when
+		// the queue has drained.
+		{"default", Config{Instances: 1, MaxBatchSize: 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) { testCloseDrains(t, c.cfg) })
+	}
+}
+
+func testCloseDrains(t *testing.T, cfg Config) {
 	f := newFake(true)
 	st := stats.New()
-	s, err := New(Config{Instances: 1, Dynamic: true, MaxBatchSize: 4, MaxQueueDelay: time.Hour}, f, st)
+	s, err := New(cfg, f, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -636,5 +652,83 @@ func TestModelPanicFailsTheBatch(t *testing.T) {
 	wantCode(t, s.Infer(context.Background(), request(1, "b"), time.Now(), 0), kserve.Internal, "boom")
 	if snap := settled(t, s, st); snap.FailByReason[stats.Backend] != 2 {
 		t.Errorf("%d backend failures; want 2", snap.FailByReason[stats.Backend])
+	}
+}
+
+// TestEveryRequestGetsItsOwnOutcome runs many concurrent requests through the `simple` model,
+// some cancelled at random points, and checks that each Infer returns its own outcome: success
+// with the outputs of its own inputs, or a cancellation. Queue items and their done channels
+// are recycled, so an outcome delivered twice, or to the wrong request, would show here (and a
+// reuse before the last touch, under -race).
+func TestEveryRequestGetsItsOwnOutcome(t *testing.T) {
+	m, err := models.New(models.Spec{Name: "simple", Backend: "simple", MaxBatchSize: 8,
+		Inputs:  []models.TensorSpec{{Name: "INPUT0", Datatype: kserve.Int32, Dims: []int64{4}}, {Name: "INPUT1", Datatype: kserve.Int32, Dims: []int64{4}}},
+		Outputs: []models.TensorSpec{{Name: "OUTPUT0", Datatype: kserve.Int32, Dims: []int64{4}}, {Name: "OUTPUT1", Datatype: kserve.Int32, Dims: []int64{4}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		// Requests bypass the dispatcher.
+		{"default", Config{Instances: 2, MaxBatchSize: 8}},
+		// The dispatcher hands out every request, watching their timeouts.
+		{"default with timeouts", Config{Instances: 2, MaxBatchSize: 8, DefaultTimeout: time.Hour}},
+		// The dispatcher merges requests.
+		{"dynamic", Config{Instances: 2, MaxBatchSize: 8, Dynamic: true, MaxQueueDelay: 50 * time.Microsecond}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, st := start(t, c.cfg, m)
+			const workers, each = 16, 200
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var succeeded, cancelled uint64
+			for w := range workers {
+				wg.Go(func() {
+					for i := range each {
+						v := uint32(w*each + i)
+						in := func(x uint32) []byte {
+							b := make([]byte, 16)
+							for j := range 4 {
+								binary.LittleEndian.PutUint32(b[4*j:], x)
+							}
+							return b
+						}
+						req := &models.Request{BatchSize: 1, Inputs: []kserve.Tensor{
+							{Name: "INPUT0", Datatype: kserve.Int32, Shape: []int64{1, 4}, Data: in(v)},
+							{Name: "INPUT1", Datatype: kserve.Int32, Shape: []int64{1, 4}, Data: in(1)}}}
+						ctx, cancel := context.WithCancel(context.Background())
+						if i%4 == 3 {
+							// Cancelled at some point while queued or running.
+							go cancel()
+						}
+						err := s.Infer(ctx, req, time.Now(), 0)
+						cancel()
+						mu.Lock()
+						ke, _ := errors.AsType[*kserve.Error](err)
+						switch {
+						case err == nil:
+							succeeded++
+							if len(req.Outputs) != 2 || binary.LittleEndian.Uint32(req.Outputs[0].Data) != v+1 {
+								t.Errorf("request %d: Infer = nil with outputs %v; want OUTPUT0 = %d", v, req.Outputs, v+1)
+							}
+						case ke != nil && ke.Code == kserve.Cancelled:
+							cancelled++
+						default:
+							t.Errorf("request %d: Infer = %v; want success or a cancellation", v, err)
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			// A request cancelled before it was queued is counted nowhere.
+			snap := settled(t, s, st)
+			if snap.Success.Count != succeeded || snap.Fail.Count > cancelled {
+				t.Errorf("success.count %d, fail.count %d; want %d and at most %d", snap.Success.Count, snap.Fail.Count, succeeded, cancelled)
+			}
+			t.Logf("%d succeeded, %d cancelled (%d counted as failures)", succeeded, cancelled, snap.Fail.Count)
+		})
 	}
 }
