@@ -235,26 +235,9 @@ func toParams(ps kserve.Parameters) (map[string]*pb.InferParameter, error) {
 	return out, nil
 }
 
-// fromParams converts InferParameters to protocol-neutral parameters.
+// fromParams converts a response's InferParameters; one without a value is left out.
 func fromParams(ps map[string]*pb.InferParameter) kserve.Parameters {
-	if len(ps) == 0 {
-		return nil
-	}
-	out := make(kserve.Parameters, len(ps))
-	for k, p := range ps {
-		switch v := p.GetParameterChoice().(type) {
-		case *pb.InferParameter_BoolParam:
-			out[k] = v.BoolParam
-		case *pb.InferParameter_Int64Param:
-			out[k] = v.Int64Param
-		case *pb.InferParameter_Uint64Param:
-			out[k] = v.Uint64Param
-		case *pb.InferParameter_DoubleParam:
-			out[k] = v.DoubleParam
-		case *pb.InferParameter_StringParam:
-			out[k] = v.StringParam
-		}
-	}
+	out, _ := pb.ParamsFromProto(ps)
 	return out
 }
 

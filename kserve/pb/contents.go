@@ -158,3 +158,31 @@ func RawToContents(dt kserve.DataType, raw []byte) (*InferTensorContents, error)
 	}
 	return c, nil
 }
+
+// ParamsFromProto converts InferParameters to the protocol-neutral form. A parameter with no
+// value set is an error naming it (the server refuses such a request; a client reading a
+// response can ignore the error).
+func ParamsFromProto(in map[string]*InferParameter) (kserve.Parameters, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(kserve.Parameters, len(in))
+	var err error
+	for k, v := range in {
+		switch c := v.GetParameterChoice().(type) {
+		case *InferParameter_BoolParam:
+			out[k] = c.BoolParam
+		case *InferParameter_Int64Param:
+			out[k] = c.Int64Param
+		case *InferParameter_StringParam:
+			out[k] = c.StringParam
+		case *InferParameter_DoubleParam:
+			out[k] = c.DoubleParam
+		case *InferParameter_Uint64Param:
+			out[k] = c.Uint64Param
+		default:
+			err = fmt.Errorf("parameter '%s' has no value", k)
+		}
+	}
+	return out, err
+}

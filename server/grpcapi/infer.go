@@ -150,25 +150,9 @@ func fromProto(r *pb.ModelInferRequest) (*kserve.InferRequest, error) {
 
 // params converts gRPC parameters to the neutral form.
 func params(in map[string]*pb.InferParameter) (kserve.Parameters, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := make(kserve.Parameters, len(in))
-	for k, v := range in {
-		switch c := v.GetParameterChoice().(type) {
-		case *pb.InferParameter_BoolParam:
-			out[k] = c.BoolParam
-		case *pb.InferParameter_Int64Param:
-			out[k] = c.Int64Param
-		case *pb.InferParameter_StringParam:
-			out[k] = c.StringParam
-		case *pb.InferParameter_DoubleParam:
-			out[k] = c.DoubleParam
-		case *pb.InferParameter_Uint64Param:
-			out[k] = c.Uint64Param
-		default:
-			return nil, kserve.Errorf(kserve.InvalidArg, "parameter '%s' has no value", k)
-		}
+	out, err := pb.ParamsFromProto(in)
+	if err != nil {
+		return nil, kserve.Errorf(kserve.InvalidArg, "%v", err)
 	}
 	return out, nil
 }
