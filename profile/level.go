@@ -77,6 +77,7 @@ func (r *Runner) level(concurrency int, windows []measure.Window, snaps []server
 		}
 		lvl.Client.RequestUs = (merged.SendSum + merged.WaitSum + merged.RecvSum).Microseconds() / n
 	}
+	r.levelMetrics(lvl)
 	// The server snapshots bracket the merged windows: contiguous windows make the delta from the
 	// start of the first to the end of the last the sum of their deltas.
 	if stats != nil && len(snaps) > len(windows) {

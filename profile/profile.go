@@ -15,6 +15,7 @@ import (
 	"inferperf/load"
 	"inferperf/measure"
 	"inferperf/results"
+	"inferperf/scrape"
 	"inferperf/serverstats"
 )
 
@@ -41,8 +42,48 @@ type Runner struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
+	// Metrics, if set, scrapes the server's Prometheus endpoint during the run (--collect-metrics);
+	// each level reports the GPU and CPU figures of its merged windows.
+	Metrics *scrape.Scraper
+
 	// stage is the load-shape stage being run, if any: it fixes the number of windows.
 	stage *Stage
+	// samples are the metric samples of the current level's windows, one slice per window.
+	samples [][]scrape.Sample
+}
+
+// startLevelMetrics drops the samples taken before a level starts.
+func (r *Runner) startLevelMetrics() {
+	r.samples = nil
+	if r.Metrics != nil {
+		r.Metrics.Take()
+	}
+}
+
+// windowMetrics keeps the samples taken during the window that just ended.
+func (r *Runner) windowMetrics() {
+	if r.Metrics != nil {
+		r.samples = append(r.samples, r.Metrics.Take())
+	}
+}
+
+// levelMetrics aggregates the samples of the last windows as perf_analyzer does: utilization and
+// power averaged, memory used the largest, memory total the first seen, per GPU.
+func (r *Runner) levelMetrics(lvl *results.Level) {
+	if r.Metrics == nil || len(r.samples) == 0 {
+		return
+	}
+	var flat []scrape.Sample
+	for _, ss := range r.samples[max(0, len(r.samples)-stabilityWindow):] {
+		flat = append(flat, ss...)
+	}
+	gpus, cpu := scrape.Aggregate(flat)
+	for _, g := range gpus {
+		lvl.GPUs = append(lvl.GPUs, results.GPU(g))
+	}
+	if cpu != nil {
+		lvl.CPU = (*results.CPU)(cpu)
+	}
 }
 
 // trials is how many windows a level may take: --max-trials, or a stage's duration in windows.
@@ -174,6 +215,16 @@ func (r *Runner) Run(ctx context.Context) (*results.Sweep, error) {
 		ss := &streamSender{inf: r.inf, req: payload.reqs[0]}
 		defer ss.close()
 		sender = ss
+	}
+	if r.Metrics != nil {
+		mctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go r.Metrics.Run(mctx)
+		defer func() {
+			for _, w := range r.Metrics.Warnings() {
+				fmt.Fprintln(r.Warn, "WARNING:", w)
+			}
+		}()
 	}
 	if len(cfg.Stages) > 0 {
 		sweep.Mode = "stages"
@@ -457,6 +508,7 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 	var windows []measure.Window
 	var snaps []serverstats.Snapshot
 	rec.Cut(r.Now()) // requests of the previous level end with it
+	r.startLevelMetrics()
 	snap := func() (serverstats.Snapshot, error) {
 		if stats == nil {
 			return serverstats.Snapshot{}, nil
@@ -475,6 +527,7 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 		}
 		w := rec.Cut(r.Now())
 		windows = append(windows, w)
+		r.windowMetrics()
 		if outcome == levelInterrupted {
 			break
 		}

@@ -84,9 +84,10 @@ func TestDelayModelMeasured(t *testing.T) {
 			if l.Throughput < 0.7*want || l.Throughput > 1.3*want {
 				t.Errorf("throughput %.1f/s; want ≈ concurrency/latency = %.1f/s", l.Throughput, want)
 			}
-			// The server counts a request when it finishes it, the client when the answer arrives:
-			// at the window edges the two may differ by the requests in flight.
-			if l.Server == nil || l.Server.ComputeInferUs < 10000 || l.Server.SuccessCount+1 < l.Requests || l.Server.SuccessCount > l.Requests+1 {
+			// The server counts a request when it finishes it, the client when the answer arrives,
+			// and the statistics are read just after each window edge: at each of the two edges of
+			// the merged windows the two counts may differ by a request.
+			if l.Server == nil || l.Server.ComputeInferUs < 10000 || l.Server.SuccessCount+2 < l.Requests || l.Server.SuccessCount > l.Requests+2 {
 				t.Errorf("server breakdown = %+v; want compute infer ≥ 10 ms and one server success per client success (%d)", l.Server, l.Requests)
 			}
 			if l.Client.WaitUs <= 0 || l.Client.RequestUs < l.Client.WaitUs {

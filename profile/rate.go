@@ -93,6 +93,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 		return nil, levelFailed, err
 	}
 	snaps := []serverstats.Snapshot{first}
+	r.startLevelMetrics()
 	workers := rr.workerCap()
 	start := r.Now()
 	rec := measure.NewOpenRecorder(workers, start, width)
@@ -138,6 +139,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 			break
 		}
 		offered++
+		r.windowMetrics()
 		s, err := snap()
 		if err != nil {
 			return nil, levelFailed, err

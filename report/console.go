@@ -89,8 +89,8 @@ func Level(w io.Writer, s *results.Sweep, l *results.Level, verbose bool) error 
 		b.WriteString("  Server: \n")
 		writeServer(&b, srv, l.Composing, s.ResponseCache, "    ")
 	}
-	if len(l.GPUs) > 0 {
-		writeGPUs(&b, l.GPUs)
+	if len(l.GPUs) > 0 || l.CPU != nil {
+		writeGPUs(&b, l.GPUs, l.CPU)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -139,8 +139,15 @@ func writeServer(b *strings.Builder, srv *results.ServerBreakdown, composing []r
 	}
 }
 
-func writeGPUs(b *strings.Builder, gpus []results.GPU) {
+func writeGPUs(b *strings.Builder, gpus []results.GPU, cpu *results.CPU) {
 	b.WriteString("  Server Prometheus Metrics: \n")
+	if cpu != nil {
+		fmt.Fprintf(b, "    Avg CPU Utilization: %s%%\n", num(cpu.Utilization*100))
+		fmt.Fprintf(b, "    Max CPU Memory Usage: %d bytes of %d\n", cpu.MemoryUsedBytes, cpu.MemoryTotalBytes)
+	}
+	if len(gpus) == 0 {
+		return
+	}
 	if len(gpus) > 16 {
 		b.WriteString("    Too many GPUs on system to print out individual Prometheus metrics, use the CSV output feature to see metrics.\n")
 		return

@@ -104,6 +104,8 @@ type Level struct {
 	// Composing are the breakdowns of an ensemble's composing models.
 	Composing []ServerBreakdown `json:"composing,omitempty"`
 	GPUs      []GPU             `json:"gpus,omitempty"`
+	// CPU is the server host's CPU use over the level (Triton's nv_cpu_* metrics).
+	CPU *CPU `json:"cpu,omitempty"`
 
 	// Windows are every measurement window of the level, merged ones and earlier ones alike.
 	Windows []Window `json:"windows"`
@@ -218,6 +220,14 @@ type GPU struct {
 	// MemoryUsedBytes is the largest memory use seen; MemoryTotalBytes the first total seen.
 	MemoryUsedBytes  uint64 `json:"memory_used_bytes"`
 	MemoryTotalBytes uint64 `json:"memory_total_bytes"`
+}
+
+// CPU is the server host's CPU use over a level: mean utilization (0-1), largest memory use, and
+// the memory total.
+type CPU struct {
+	Utilization      float64 `json:"utilization"`
+	MemoryUsedBytes  uint64  `json:"memory_used_bytes"`
+	MemoryTotalBytes uint64  `json:"memory_total_bytes"`
 }
 
 // Window is one measurement window, summarised.

@@ -17,8 +17,10 @@ import (
 	"math"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding/gzip"
@@ -43,11 +45,17 @@ type Client struct {
 	md      metadata.MD // Options.Headers, keys lower-cased; nil when there are none
 	opts    client.Options
 	handler *statsHandler
+	tls     bool // the channels speak TLS
 }
 
+// connectTimeout bounds one connection attempt: TCP connect and TLS handshake.
+const connectTimeout = 10 * time.Second
+
 // New returns a client for the gRPC endpoint at opts.URL (host:port; an http:// or https://
-// prefix is tolerated and dropped, https implying TLS). Channels connect lazily, on the first
-// call. "deflate" compression is refused: grpc-go has no such compressor.
+// prefix is tolerated and dropped, https implying TLS). With opts.TLS set the channels speak
+// TLS with that configuration; a failed handshake is a KindTransport error reading "TLS
+// handshake with HOST:PORT failed: <reason>". Channels connect lazily, on the first call.
+// "deflate" compression is refused: grpc-go has no such compressor.
 func New(opts client.Options) (*Client, error) {
 	addr, useTLS, err := parseTarget(opts.URL)
 	if err != nil {
@@ -70,13 +78,13 @@ func New(opts client.Options) (*Client, error) {
 	var creds credentials.TransportCredentials
 	switch {
 	case opts.TLS != nil:
-		creds = credentials.NewTLS(opts.TLS)
+		creds = newTLSCreds(opts.TLS)
 	case useTLS:
-		creds = credentials.NewTLS(&tls.Config{})
+		creds = newTLSCreds(&tls.Config{MinVersion: tls.VersionTLS12})
 	default:
 		creds = insecure.NewCredentials()
 	}
-	c := &Client{addr: addr, opts: opts, handler: &statsHandler{}}
+	c := &Client{addr: addr, opts: opts, handler: &statsHandler{}, tls: opts.TLS != nil || useTLS}
 	for k, vs := range opts.Headers {
 		if c.md == nil {
 			c.md = metadata.MD{}
@@ -88,6 +96,9 @@ func New(opts client.Options) (*Client, error) {
 	for range n {
 		cc, err := grpc.NewClient(addr,
 			grpc.WithTransportCredentials(creds),
+			// Bound a connection attempt, TLS handshake included (grpc-go's default is 20 s),
+			// so that a server that accepts and then says nothing fails the first call soon.
+			grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: connectTimeout}),
 			grpc.WithDefaultCallOptions(callOpts...),
 			grpc.WithStatsHandler(c.handler),
 		)

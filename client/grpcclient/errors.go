@@ -103,6 +103,15 @@ func (c *Client) classify(ctx context.Context, err error) *client.Error {
 		}
 	}
 	if code == codes.Unavailable {
+		if c.tls {
+			if why, ok := handshakeReason(msg, hasClientCert(c.opts.TLS)); ok {
+				return &client.Error{Kind: client.KindTransport, Status: int(code),
+					Msg: "TLS handshake with " + c.addr + " failed: " + why}
+			}
+		} else if strings.Contains(msg, "error reading server preface: EOF") {
+			return &client.Error{Kind: client.KindTransport, Status: int(code),
+				Msg: "cannot reach " + c.addr + ": the server closed the connection without an HTTP/2 preface (is it a TLS port?)"}
+		}
 		if reason, conn := connFailure(msg); conn {
 			kind = client.KindTransport
 			if reason == "" {

@@ -57,7 +57,7 @@ func (c *Client) fetch(ctx context.Context, method, path string, body []byte, ou
 		return err
 	}
 	if status != http.StatusOK {
-		return statusError(status, reply)
+		return c.statusError(status, reply)
 	}
 	if out == nil {
 		return nil
@@ -243,7 +243,7 @@ func (c *Client) ModelConfig(ctx context.Context, name, version string) (*client
 		return nil, err
 	}
 	if status != http.StatusOK {
-		return nil, statusError(status, reply)
+		return nil, c.statusError(status, reply)
 	}
 	cfg, perr := parseConfig(reply)
 	if perr != nil {

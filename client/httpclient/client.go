@@ -50,7 +50,9 @@ type Client struct {
 
 // New returns a client for the server at opts.URL. The URL may be host:port (http:// is
 // assumed) or carry an http:// or https:// scheme and a path prefix; with opts.TLS set the
-// scheme is always https. Nothing is dialled until the first call.
+// scheme is always https, and an https URL without opts.TLS trusts the system's roots. A failed
+// handshake is a KindTransport error reading "TLS handshake with HOST:PORT failed: <reason>".
+// Nothing is dialled until the first call.
 func New(opts client.Options) (*Client, error) {
 	base, err := parseBase(opts.URL, opts.TLS != nil)
 	if err != nil {
@@ -61,16 +63,18 @@ func New(opts client.Options) (*Client, error) {
 		return nil, err
 	}
 	conns := max(opts.Connections, 1)
+	dial := timedDialer(&net.Dialer{
+		Timeout:   30 * time.Second,
+		KeepAlive: 30 * time.Second,
+	})
 	tr := &http.Transport{
 		// Like curl (which perf_analyzer uses), honour HTTP_PROXY & co; loopback is never
 		// proxied.
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: timedDialer(&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}),
+		Proxy:       http.ProxyFromEnvironment,
+		DialContext: dial,
+		// TLS through a proxy (CONNECT) uses these; direct connections use tlsDialer.
 		TLSClientConfig:     opts.TLS,
-		TLSHandshakeTimeout: 10 * time.Second,
+		TLSHandshakeTimeout: handshakeTimeout,
 		// One idle connection per worker, so that a closed loop of N workers never dials
 		// again after warm-up; no cap on connections in use.
 		MaxIdleConns:        0,
@@ -86,6 +90,9 @@ func New(opts client.Options) (*Client, error) {
 		ForceAttemptHTTP2: false,
 		WriteBufferSize:   32 << 10,
 		ReadBufferSize:    32 << 10,
+	}
+	if base.Scheme == "https" {
+		tr.DialTLSContext = tlsDialer(dial, opts.TLS)
 	}
 	c := &Client{
 		base:     base,

@@ -2,11 +2,13 @@ package httpclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"inferperf/client"
@@ -28,8 +30,13 @@ func kindOfStatus(status int) client.Kind {
 }
 
 // statusError is the error of a reply with a non-200 status: its kind, the status and the
-// server's message from the {"error": ...} body.
-func statusError(status int, body []byte) *client.Error {
+// server's message from the {"error": ...} body. A 400 that says plain HTTP reached a TLS port
+// (net/http's and nginx's words) is a transport error naming the host.
+func (c *Client) statusError(status int, body []byte) *client.Error {
+	if status == 400 && c.base.Scheme == "http" && plainToTLS(body) {
+		return client.Errorf(client.KindTransport, status,
+			"cannot talk to %s: the server speaks HTTPS and this request was plain HTTP (use an https:// URL)", c.host)
+	}
 	msg := kserve.DecodeErrorBody(body)
 	if msg == "" {
 		msg = "HTTP " + strconv.Itoa(status) + " with no error message"
@@ -37,14 +44,27 @@ func statusError(status int, body []byte) *client.Error {
 	return &client.Error{Kind: kindOfStatus(status), Status: status, Msg: msg}
 }
 
+// plainToTLS reports whether a 400 body is a TLS server's answer to plain HTTP.
+func plainToTLS(body []byte) bool {
+	lower := strings.ToLower(string(body[:min(len(body), 512)]))
+	return strings.Contains(lower, "http request to an https server") ||
+		strings.Contains(lower, "plain http request was sent to https port")
+}
+
 // transportError classifies an error that left no HTTP answer: the context's own end first
-// (a timeout is not a broken connection), then connection failures, named after the host.
+// (a timeout is not a broken connection), then TLS failures ("TLS handshake with HOST failed:
+// reason"), then connection failures, named after the host.
 func (c *Client) transportError(ctx context.Context, err error) *client.Error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return client.Errorf(client.KindTimeout, 0, "request to %s timed out", c.host)
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return client.Errorf(client.KindCanceled, 0, "request to %s canceled", c.host)
+	}
+	if c.base.Scheme == "https" {
+		if why, ok := client.TLSReason(err, hasClientCert(c.opts.TLS)); ok {
+			return client.Errorf(client.KindTransport, 0, "TLS handshake with %s failed: %s", c.host, why)
+		}
 	}
 	verb := "connection to %s failed: %s"
 	var op *net.OpError
@@ -81,4 +101,9 @@ func reason(err error) string {
 		return ue.Err.Error()
 	}
 	return err.Error()
+}
+
+// hasClientCert reports whether a TLS configuration may present a client certificate.
+func hasClientCert(cfg *tls.Config) bool {
+	return cfg != nil && (len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil)
 }

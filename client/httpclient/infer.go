@@ -138,7 +138,7 @@ func (c *Client) Infer(ctx context.Context, p client.Prepared, st *client.Stamps
 		callPool.Put(cl)
 		switch {
 		case status != http.StatusOK:
-			cerr = statusError(status, buf.Bytes())
+			cerr = c.statusError(status, buf.Bytes())
 		case buf.Len() == 0:
 			cerr = client.Errorf(client.KindServer, status, "empty inference response")
 		case headerLen > buf.Len():
@@ -168,7 +168,7 @@ func (c *Client) InferResponse(ctx context.Context, p client.Prepared) (*kserve.
 	}
 	callPool.Put(cl)
 	if status != http.StatusOK {
-		return nil, statusError(status, buf.Bytes())
+		return nil, c.statusError(status, buf.Bytes())
 	}
 	// The decoded tensors alias the body, so it must outlive the pooled buffer.
 	body := bytes.Clone(buf.Bytes())

@@ -136,8 +136,16 @@ func TestProfileFlags(t *testing.T) {
 		{[]string{"-m", "x", "--latency-budget", "avg:20"}, func(f *profileFlags) bool { return f.cfg.Budget.Limit == 20*time.Millisecond }, ""},
 		{[]string{"-m", "x", "--latency-budget", "p95"}, nil, "failed to parse --latency-budget"},
 		{[]string{"-m", "x", "--request-distribution", "uniform"}, nil, "unsupported request distribution"},
-		{[]string{"-m", "x", "--collect-metrics"}, nil, "not supported yet: --collect-metrics"},
-		{[]string{"-m", "x", "--ssl-grpc-use-ssl"}, nil, "not supported yet: --ssl-grpc-use-ssl"},
+		{[]string{"-m", "x", "--collect-metrics", "--metrics-interval", "250"}, func(f *profileFlags) bool {
+			return f.collectMetrics && f.metricsInterval == 250*time.Millisecond
+		}, ""},
+		{[]string{"-m", "x", "--metrics-url", "h:1/metrics"}, nil, "need --collect-metrics"},
+		{[]string{"-m", "x", "--trace-level", "TIMESTAMPS"}, nil, "not supported yet: --trace-level"},
+		{[]string{"-m", "x", "--ssl-grpc-use-ssl"}, nil, "--ssl-grpc-use-ssl applies to -i grpc only"},
+		{[]string{"-m", "x", "-i", "grpc", "--ssl-grpc-use-ssl"}, func(f *profileFlags) bool { return f.ssl.grpcUseSSL }, ""},
+		{[]string{"-m", "x", "--ssl-https-verify-peer=0", "--ssl-https-verify-h", "0", "--ssl-https-client-certificate-type", "der", "--ssl-https-client-certificate-file", "c.der"}, func(f *profileFlags) bool {
+			return f.ssl.noVerifyPeer && f.ssl.noVerifyHost && f.ssl.httpsCertType == "DER"
+		}, ""},
 		{[]string{"-m", "x", "--verbose-csv"}, nil, "--verbose-csv needs -f"},
 	}
 	for _, c := range cases {
@@ -182,6 +190,20 @@ func TestEveryPerfAnalyzerOptionIsKnown(t *testing.T) {
 	for _, c := range "vdazcumxbtpiHlrsf" {
 		if lookupShort(opts, byte(c)) == nil {
 			t.Errorf("-%c is unknown", c)
+		}
+	}
+}
+
+func TestDefaultMetricsURL(t *testing.T) {
+	cases := []struct{ server, want string }{
+		{"localhost:8000", "http://localhost:8002/metrics"},       // perf_analyzer's default host
+		{"http://10.0.0.1:8001/", "http://10.0.0.1:8002/metrics"}, // scheme and path dropped
+		{"[::1]:9000", "http://[::1]:8002/metrics"},               // IPv6
+		{"myhost", "http://myhost:8002/metrics"},                  // no port
+	}
+	for _, c := range cases {
+		if got := defaultMetricsURL(c.server); got != c.want {
+			t.Errorf("defaultMetricsURL(%q) = %q; want %q", c.server, got, c.want)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newProfileCmd())
+	root.AddCommand(newServeCmd(), newProfileCmd(), newReportCmd())
 	return root
 }
 

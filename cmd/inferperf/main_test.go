@@ -66,12 +66,13 @@ func TestProfileEmbeddedWritesPerfAnalyzersCSV(t *testing.T) {
 		t.Run(protocol, func(t *testing.T) {
 			csv := filepath.Join(t.TempDir(), "perf.csv")
 			r := runBinary(t, binary, "profile", "--embedded", "-m", "simple", "-i", protocol, "--concurrency-range", "1:2",
-				"-p", "300", "-s", "60", "-f", csv)
+				"-p", "300", "-s", "60", "-f", csv, "--collect-metrics", "--metrics-interval", "100")
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
 			for _, want := range []string{"*** Measurement Settings ***", "Request concurrency: 1", "  Client: \n    Request count: ",
-				"  Server: \n    Inference count: ", "Inferences/Second vs. Client Average Batch Latency\nConcurrency: 1, throughput: "} {
+				"  Server: \n    Inference count: ", "Inferences/Second vs. Client Average Batch Latency\nConcurrency: 1, throughput: ",
+				"  Server Prometheus Metrics: \n    Avg CPU Utilization: "} {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 				}
@@ -110,7 +111,7 @@ func TestModelNotFoundNamesIt(t *testing.T) {
 }
 
 func TestUsageErrorsExit99(t *testing.T) {
-	for _, args := range [][]string{{"profile", "--bogus"}, {"profile", "-m", "x", "--collect-metrics"}, {"profile"}} {
+	for _, args := range [][]string{{"profile", "--bogus"}, {"profile", "-m", "x", "--trace-level", "OFF"}, {"profile"}} {
 		r := runBinary(t, binary, args...)
 		if r.code != 99 || r.stderr == "" {
 			t.Errorf("%q: exit %d stderr %q; want 99 with a message", args, r.code, r.stderr)

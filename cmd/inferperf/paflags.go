@@ -33,13 +33,21 @@ type profileFlags struct {
 	serviceKind   string
 	jsonFile      string
 	rateSet       bool
-	stagesSet     bool
+	// --collect-metrics, --metrics-url, --metrics-interval; --report
+	collectMetrics  bool
+	metricsURL      string
+	metricsInterval time.Duration
+	reportFile      string
+	stagesSet       bool
 	// deprecated -t/-c/-d
 	concurrencySet bool
 	deprecatedT    uint64
 	deprecatedC    uint64
 	dynamic        bool
 	warnings       []string
+	// ssl holds the --ssl-* options: finish checks how they combine, newClients loads their
+	// files (so that a bad file is one line, without the usage hint).
+	ssl sslFlags
 }
 
 // notSupported refuses a perf_analyzer flag that inferperf does not implement yet: accepting it
@@ -310,18 +318,18 @@ func (f *profileFlags) options() []opt {
 			return usageErrorf("unsupported grpc compression algorithm %q: use none, gzip or deflate", v)
 		}},
 
-		// SSL/TLS.
-		{long: "ssl-grpc-use-ssl", set: notSupported("ssl-grpc-use-ssl")},
-		{long: "ssl-grpc-root-certifications-file", arg: true, set: notSupported("ssl-grpc-root-certifications-file")},
-		{long: "ssl-grpc-private-key-file", arg: true, set: notSupported("ssl-grpc-private-key-file")},
-		{long: "ssl-grpc-certificate-chain-file", arg: true, set: notSupported("ssl-grpc-certificate-chain-file")},
-		{long: "ssl-https-verify-peer", arg: true, set: notSupported("ssl-https-verify-peer")},
-		{long: "ssl-https-verify-host", arg: true, set: notSupported("ssl-https-verify-host")},
-		{long: "ssl-https-ca-certificates-file", arg: true, set: notSupported("ssl-https-ca-certificates-file")},
-		{long: "ssl-https-client-certificate-file", arg: true, set: notSupported("ssl-https-client-certificate-file")},
-		{long: "ssl-https-client-certificate-type", arg: true, set: notSupported("ssl-https-client-certificate-type")},
-		{long: "ssl-https-private-key-file", arg: true, set: notSupported("ssl-https-private-key-file")},
-		{long: "ssl-https-private-key-type", arg: true, set: notSupported("ssl-https-private-key-type")},
+		// SSL/TLS (tls.go).
+		{long: "ssl-grpc-use-ssl", set: f.ssl.set("ssl-grpc-use-ssl")},
+		{long: "ssl-grpc-root-certifications-file", arg: true, set: f.ssl.set("ssl-grpc-root-certifications-file")},
+		{long: "ssl-grpc-private-key-file", arg: true, set: f.ssl.set("ssl-grpc-private-key-file")},
+		{long: "ssl-grpc-certificate-chain-file", arg: true, set: f.ssl.set("ssl-grpc-certificate-chain-file")},
+		{long: "ssl-https-verify-peer", arg: true, set: f.ssl.set("ssl-https-verify-peer")},
+		{long: "ssl-https-verify-host", arg: true, set: f.ssl.set("ssl-https-verify-host")},
+		{long: "ssl-https-ca-certificates-file", arg: true, set: f.ssl.set("ssl-https-ca-certificates-file")},
+		{long: "ssl-https-client-certificate-file", arg: true, set: f.ssl.set("ssl-https-client-certificate-file")},
+		{long: "ssl-https-client-certificate-type", arg: true, set: f.ssl.set("ssl-https-client-certificate-type")},
+		{long: "ssl-https-private-key-file", arg: true, set: f.ssl.set("ssl-https-private-key-file")},
+		{long: "ssl-https-private-key-type", arg: true, set: f.ssl.set("ssl-https-private-key-type")},
 
 		// Sequence models.
 		{long: "num-of-sequences", arg: true, set: notSupported("num-of-sequences")},
@@ -331,9 +339,16 @@ func (f *profileFlags) options() []opt {
 		{long: "serial-sequences", set: notSupported("serial-sequences")},
 
 		// Server metrics.
-		{long: "collect-metrics", set: notSupported("collect-metrics")},
-		{long: "metrics-url", arg: true, set: notSupported("metrics-url")},
-		{long: "metrics-interval", arg: true, set: notSupported("metrics-interval")},
+		{long: "collect-metrics", set: on(&f.collectMetrics)},
+		{long: "metrics-url", arg: true, set: str(&f.metricsURL)},
+		{long: "metrics-interval", arg: true, set: func(v string) error {
+			n, err := parseUint("--metrics-interval", v)
+			if err == nil && n == 0 {
+				err = usageErrorf("--metrics-interval must be > 0")
+			}
+			f.metricsInterval = time.Duration(n) * time.Millisecond
+			return err
+		}},
 
 		// Output.
 		{short: 'f', arg: true, set: str(&f.csvFile)},
@@ -375,6 +390,7 @@ func (f *profileFlags) options() []opt {
 			return err
 		}},
 		{long: "json", arg: true, set: str(&f.jsonFile)},
+		{long: "report", arg: true, set: str(&f.reportFile)},
 		{long: "request-timeout", arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
 	}
 }
@@ -529,8 +545,17 @@ func (f *profileFlags) finish() error {
 	if f.verbosity > 0 {
 		c.Verbose = true
 	}
+	if !f.collectMetrics && (f.metricsURL != "" || f.metricsInterval != 0) {
+		return usageErrorf("--metrics-url and --metrics-interval need --collect-metrics")
+	}
+	if f.metricsInterval == 0 {
+		f.metricsInterval = time.Second
+	}
 	if f.verboseCSV && f.csvFile == "" {
 		return usageErrorf("--verbose-csv needs -f <file>")
 	}
-	return c.Validate()
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	return f.ssl.check(c.Protocol, c.URL, f.embedded)
 }

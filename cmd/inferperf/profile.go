@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -18,7 +20,9 @@ import (
 	"inferperf/inputs"
 	"inferperf/profile"
 	"inferperf/report"
+	"inferperf/report/html"
 	"inferperf/results"
+	"inferperf/scrape"
 	"inferperf/server/daemon"
 )
 
@@ -88,12 +92,14 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer stop()
 
 	cfg := f.cfg
+	var metricsAddr string
 	if f.embedded {
 		d, err := daemon.Start(ctx, daemon.Config{Address: "127.0.0.1", MetricsPort: 0, ModelControlMode: "explicit", ExitOnError: true, CPUMetrics: true})
 		if err != nil {
 			return &exitError{code: exitGeneric, err: fmt.Errorf("starting the embedded server: %w", err)}
 		}
 		defer d.Shutdown(context.Background())
+		metricsAddr = d.MetricsAddr
 		cfg.URL = d.HTTPAddr
 		if cfg.Protocol == "grpc" {
 			cfg.URL = d.GRPCAddr
@@ -111,6 +117,17 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 	runner := profile.New(cfg, inf, admin)
 	runner.Out, runner.Warn = stdout, stderr
+	if f.collectMetrics {
+		url := f.metricsURL
+		switch {
+		case url != "":
+		case f.embedded:
+			url = "http://" + metricsAddr + "/metrics"
+		default:
+			url = defaultMetricsURL(cfg.URL)
+		}
+		runner.Metrics = scrape.New(url, f.metricsInterval, nil)
+	}
 	runner.OnLevel = func(s *results.Sweep, l *results.Level) {
 		report.Level(stdout, s, l, f.verbosity > 0)
 		fmt.Fprintln(stdout)
@@ -144,7 +161,11 @@ func newClients(f *profileFlags, cfg profile.Config) (client.Inferer, client.Adm
 	if cfg.Concurrency.End != 0 {
 		threads = min(threads, int(max(cfg.Concurrency.End, cfg.Concurrency.Start)))
 	}
-	opts := client.Options{URL: cfg.URL, Headers: f.headers, Timeout: cfg.RequestTimeout,
+	tlsConfig, err := f.ssl.config(cfg.Protocol, cfg.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := client.Options{URL: cfg.URL, Headers: f.headers, TLS: tlsConfig, Timeout: cfg.RequestTimeout,
 		BinaryInputs: f.inputFormat == "binary", BinaryOutputs: f.outputFormat == "binary"}
 	if f.compression != "none" {
 		opts.Compression = f.compression
@@ -176,7 +197,7 @@ func writeOutputs(f *profileFlags, sweep *results.Sweep) error {
 	var errs []error
 	if f.csvFile != "" {
 		if err := writeFile(f.csvFile, func(w io.Writer) error {
-			return report.CSV(w, sweep, report.CSVOptions{Verbose: f.verboseCSV})
+			return report.CSV(w, sweep, report.CSVOptions{Verbose: f.verboseCSV, Metrics: f.collectMetrics})
 		}); err != nil && !errors.Is(err, report.ErrNothingStable) {
 			errs = append(errs, err)
 		}
@@ -188,6 +209,9 @@ func writeOutputs(f *profileFlags, sweep *results.Sweep) error {
 	}
 	if f.jsonFile != "" {
 		errs = append(errs, writeFile(f.jsonFile, func(w io.Writer) error { return report.JSON(w, sweep) }))
+	}
+	if f.reportFile != "" {
+		errs = append(errs, writeFile(f.reportFile, func(w io.Writer) error { return html.Write(w, sweep) }))
 	}
 	return errors.Join(errs...)
 }
@@ -211,4 +235,20 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// defaultMetricsURL is perf_analyzer's default: the host of -u on port 8002, path /metrics.
+func defaultMetricsURL(serverURL string) string {
+	u := serverURL
+	for _, p := range []string{"http://", "https://"} {
+		u = strings.TrimPrefix(u, p)
+	}
+	host := u
+	if i := strings.IndexAny(u, "/"); i >= 0 {
+		host = u[:i]
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return "http://" + net.JoinHostPort(host, "8002") + "/metrics"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,13 +20,21 @@ func newServeCmd() *cobra.Command {
 	var allowHTTP, allowGRPC, allowMetrics bool
 	var grace time.Duration
 	var verbose bool
+	grpcTLS := serverTLSFlags{prefix: "grpc"}
+	httpTLS := serverTLSFlags{prefix: "http"}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the embedded KServe v2 reference server (HTTP, gRPC, Prometheus metrics)",
 		Long: `serve runs the reference server: KServe v2 over HTTP and gRPC with Triton's statistics,
 model-configuration and repository extensions, a dynamic batcher, instance groups and Prometheus
 metrics. Without --model-repository it serves the built-in models simple, identity, dense and
-delay. Flag names follow tritonserver's.`,
+delay. Flag names follow tritonserver's.
+
+TLS: --grpc-use-ssl serves gRPC over TLS with --grpc-server-cert and --grpc-server-key (PEM);
+--grpc-use-ssl-mutual also requires client certificates signed by --grpc-root-cert, as
+tritonserver does. --http-use-ssl, --http-use-ssl-mutual, --http-server-cert, --http-server-key
+and --http-root-cert do the same for the HTTP endpoint (HTTPS, HTTP/1.1): an inferperf
+extension, since tritonserver leaves HTTPS to a proxy. The metrics endpoint stays plain.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !allowHTTP {
@@ -42,13 +51,31 @@ delay. Flag names follow tritonserver's.`,
 				level = slog.LevelDebug
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			var err error
+			for _, t := range []struct {
+				flags *serverTLSFlags
+				dst   **tls.Config
+				on    bool
+			}{{&grpcTLS, &cfg.GRPCTLS, allowGRPC}, {&httpTLS, &cfg.HTTPTLS, allowHTTP}} {
+				var warnings []string
+				if *t.dst, warnings, err = t.flags.config(); err != nil {
+					return err
+				}
+				for _, w := range warnings {
+					cfg.Logger.Warn(w)
+				}
+				if *t.dst != nil && !t.on {
+					cfg.Logger.Warn(fmt.Sprintf("--%s-use-ssl: the %s endpoint is off", t.flags.prefix, t.flags.prefix))
+				}
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			d, err := daemon.Start(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "inferperf serve: HTTP %s, gRPC %s, metrics %s\n", orOff(d.HTTPAddr), orOff(d.GRPCAddr), orOff(d.MetricsAddr))
+			fmt.Fprintf(cmd.OutOrStdout(), "inferperf serve: %s %s, %s %s, metrics %s\n",
+				label("HTTP", cfg.HTTPTLS), orOff(d.HTTPAddr), label("gRPC", cfg.GRPCTLS), orOff(d.GRPCAddr), orOff(d.MetricsAddr))
 			var runErr error
 			select {
 			case <-ctx.Done():
@@ -79,7 +106,34 @@ delay. Flag names follow tritonserver's.`,
 	f.BoolVar(&cfg.ExitOnError, "exit-on-error", cfg.ExitOnError, "exit when a model fails to load (else serve the others, not ready)")
 	f.DurationVar(&grace, "exit-timeout", 30*time.Second, "how long SIGINT/SIGTERM waits for in-flight requests")
 	f.BoolVar(&verbose, "log-verbose", false, "log debug events")
+	for _, t := range []*serverTLSFlags{&grpcTLS, &httpTLS} {
+		p, name, what := t.prefix, "gRPC", "gRPC"
+		if p == "http" {
+			name, what = "HTTP", "HTTP (HTTPS: an inferperf extension)"
+		}
+		f.BoolVar(&t.use, p+"-use-ssl", false, "serve "+what+" over TLS")
+		f.BoolVar(&t.mutual, p+"-use-ssl-mutual", false, "serve "+what+" over mutual TLS: clients must present a certificate signed by --"+p+"-root-cert (implies --"+p+"-use-ssl)")
+		f.StringVar(&t.cert, p+"-server-cert", "", "PEM file of the "+name+" server's certificate (chain)")
+		f.StringVar(&t.key, p+"-server-key", "", "PEM file of the "+name+" server's private key")
+		f.StringVar(&t.root, p+"-root-cert", "", "PEM file of the authority that signs "+name+" client certificates (mutual TLS)")
+	}
 	return cmd
+}
+
+// label names an endpoint in the start-up line: "HTTP" or "gRPC" in plain text, "HTTPS" or
+// "gRPC+TLS" over TLS, "HTTPS+mTLS" or "gRPC+mTLS" when clients must present a certificate.
+func label(protocol string, cfg *tls.Config) string {
+	switch {
+	case cfg == nil:
+		return protocol
+	case cfg.ClientAuth == tls.RequireAndVerifyClientCert && protocol == "HTTP":
+		return "HTTPS+mTLS"
+	case cfg.ClientAuth == tls.RequireAndVerifyClientCert:
+		return protocol + "+mTLS"
+	case protocol == "HTTP":
+		return "HTTPS"
+	}
+	return protocol + "+TLS"
 }
 
 func orOff(addr string) string {

@@ -15,6 +15,23 @@ Model and server
   -H <Header:Value>               add a header (HTTP) or metadata entry (gRPC); repeatable
   -v                              verbose: each measurement window, split client times
 
+SSL/TLS (certificate files are loaded, and a bad one reported, before any request is sent)
+  --ssl-grpc-use-ssl              gRPC over TLS; without a root file, the system's roots
+  --ssl-grpc-root-certifications-file <pem>   CA certificates that sign the server's
+  --ssl-grpc-certificate-chain-file <pem>     client certificate (chain) for mutual TLS, with
+  --ssl-grpc-private-key-file <pem>           its private key
+  -u https://host:port            HTTP over TLS; an --ssl-https-* option with a -u that has no
+                                  scheme means https too
+  --ssl-https-verify-peer 0|1     check the server's certificate chain (default 1)
+  --ssl-https-verify-host 0|1|2   check the server's name against its certificate (default 2;
+                                  as in libcurl, 1 and 2 both check, 0 does not)
+  --ssl-https-ca-certificates-file <pem>      CA certificates (default: the system's)
+  --ssl-https-client-certificate-file <file>  client certificate for mutual TLS (a PEM file may
+                                  hold the key too)
+  --ssl-https-client-certificate-type PEM|DER (default PEM)
+  --ssl-https-private-key-file <file>         the client certificate's private key
+  --ssl-https-private-key-type PEM|DER        (default PEM)
+
 Load
   --concurrency-range <start>:<end>:<step>   closed-loop concurrency levels (default 1:1:1);
                                   an end of 0 sweeps until --latency-threshold stops it
@@ -62,10 +79,18 @@ Input data
   --string-data <s>               content of every BYTES element
   --input-tensor-format binary|json, --output-tensor-format binary|json   HTTP encodings
 
+Server metrics
+  --collect-metrics               scrape the server's Prometheus endpoint during the run: GPU
+                                  utilization, power and memory per GPU (Triton's nv_gpu_* or
+                                  DCGM exporter names), host CPU and memory (nv_cpu_*)
+  --metrics-url <url>             default: the -u host on port 8002, /metrics
+  --metrics-interval <ms>         scrape period (default 1000)
+
 Output
   -f <file>                       perf_analyzer's CSV (only stable levels, sorted by throughput)
   --verbose-csv                   extra CSV columns
   --json <file>                   every level, window and error of the run, as JSON
+  --report <file>                 a self-contained HTML report (also: inferperf report run.json)
 
 Exit status: 0 ok; 2 the first level never stabilised; 3 a window completed no request;
 99 any other error; 130 interrupted (what was measured is still printed and written).

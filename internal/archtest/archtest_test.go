@@ -56,7 +56,7 @@ var table = map[string]rule{
 
 	// L3.
 	"profile": {layer: 3, allowed: []string{
-		"load", "measure", "inputs", "client", "serverstats", "scrape", "results"}},
+		"load", "measure", "inputs", "client", "serverstats", "scrape", "results", "kserve"}}, // kserve: validation data compares decoded outputs
 	"server": {layer: 3, allowed: []string{
 		"server/repository", "server/scheduler", "server/stats", "kserve", "kserve/pb", "server/models"}},
 	"server/metrics": {layer: 3, allowed: []string{"server/stats"}}, // + client_golang, client_model, common, go-nvml

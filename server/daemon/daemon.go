@@ -6,17 +6,20 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"inferperf/server"
 	"inferperf/server/grpcapi"
@@ -48,9 +51,20 @@ type Config struct {
 	CPUMetrics bool
 	// Logger receives the daemon's events; nil discards them.
 	Logger *slog.Logger
-	// GRPCOptions are extra gRPC server options (TLS credentials, say).
+	// GRPCOptions are extra gRPC server options (interceptors, say).
 	GRPCOptions []grpc.ServerOption
+	// GRPCTLS, when set, serves gRPC over TLS with this configuration (Triton's --grpc-use-ssl;
+	// ClientAuth set to tls.RequireAndVerifyClientCert is its --grpc-use-ssl-mutual). It must
+	// hold the server's certificate. The metrics endpoint stays plain, as Triton's does.
+	GRPCTLS *tls.Config
+	// HTTPTLS, when set, serves HTTP/REST over TLS (HTTPS, HTTP/1.1 only) with this
+	// configuration: an inferperf extension, since Triton leaves HTTPS to a proxy.
+	HTTPTLS *tls.Config
 }
+
+// handshakeTimeout bounds a gRPC connection's TLS handshake on the server side (grpc-go's default
+// is 120 s), so that a client that connects and says nothing does not hold a connection for long.
+const handshakeTimeout = 10 * time.Second
 
 // Defaults returns the configuration of `inferperf serve` without flags.
 func Defaults() Config {
@@ -97,6 +111,12 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	default:
 		return nil, fmt.Errorf("model control mode %q: use explicit or none", cfg.ModelControlMode)
 	}
+	if err := checkTLS("HTTPS", cfg.HTTPTLS); err != nil {
+		return nil, err
+	}
+	if err := checkTLS("gRPC", cfg.GRPCTLS); err != nil {
+		return nil, err
+	}
 	core, err := server.New(ctx, server.Options{Repository: repo, ModelControlExplicit: cfg.ModelControlMode != "none",
 		ExitOnError: cfg.ExitOnError, Logger: log})
 	if err != nil {
@@ -121,8 +141,20 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			return fail(err)
 		}
 		d.HTTPAddr = ln.Addr().String()
-		d.httpSrv = &http.Server{Handler: httpapi.New(core, httpapi.Options{MaxInputSize: cfg.MaxInputSize}), ReadHeaderTimeout: 30 * time.Second}
-		d.serve(func() error { return d.httpSrv.Serve(ln) })
+		d.httpSrv = &http.Server{Handler: httpapi.New(core, httpapi.Options{MaxInputSize: cfg.MaxInputSize}), ReadHeaderTimeout: 30 * time.Second,
+			// net/http's own complaints (a failed TLS handshake, say) go to the daemon's log.
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		if cfg.HTTPTLS != nil {
+			// HTTP/1.1 only, as Triton's endpoint (and the plain one) speak.
+			var protos http.Protocols
+			protos.SetHTTP1(true)
+			d.httpSrv.Protocols = &protos
+			// net/http bounds the handshake by ReadHeaderTimeout.
+			d.httpSrv.TLSConfig = cfg.HTTPTLS
+			d.serve(func() error { return d.httpSrv.ServeTLS(ln, "", "") })
+		} else {
+			d.serve(func() error { return d.httpSrv.Serve(ln) })
+		}
 	}
 	if cfg.GRPCPort >= 0 {
 		ln, err := listen("gRPC", cfg.GRPCPort)
@@ -130,7 +162,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			return fail(err)
 		}
 		d.GRPCAddr = ln.Addr().String()
-		d.grpcSrv = grpcapi.NewServer(core, cfg.GRPCOptions...)
+		opts := cfg.GRPCOptions
+		if cfg.GRPCTLS != nil {
+			opts = append(slices.Clip(opts), grpc.Creds(credentials.NewTLS(cfg.GRPCTLS)), grpc.ConnectionTimeout(handshakeTimeout))
+		}
+		d.grpcSrv = grpcapi.NewServer(core, opts...)
 		d.serve(func() error { return d.grpcSrv.Serve(ln) })
 	}
 	if cfg.MetricsPort >= 0 {
@@ -154,6 +190,15 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	log.Info("serving", "http", d.HTTPAddr, "grpc", d.GRPCAddr, "metrics", d.MetricsAddr)
 	return d, nil
+}
+
+// checkTLS refuses a TLS configuration without a server certificate, which could complete no
+// handshake; nil is plain text.
+func checkTLS(what string, cfg *tls.Config) error {
+	if cfg != nil && len(cfg.Certificates) == 0 && cfg.GetCertificate == nil && cfg.GetConfigForClient == nil {
+		return fmt.Errorf("%s over TLS: no server certificate", what)
+	}
+	return nil
 }
 
 func (d *Daemon) serve(run func() error) {

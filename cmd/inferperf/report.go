@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"inferperf/report"
+	"inferperf/report/html"
+	"inferperf/results"
+)
+
+func newReportCmd() *cobra.Command {
+	var out, svg string
+	cmd := &cobra.Command{
+		Use:   "report RESULTS.json [flags]",
+		Short: "Draw the HTML report of a saved run (and its main chart as SVG)",
+		Long: `report reads the results file that 'inferperf profile --json FILE' wrote and draws one
+self-contained HTML page from it: the throughput/latency curve (p50, p95, p99) with the knee, the
+latency budget and the operating point marked, the latency breakdown of every level, the GPU
+metrics, every level's figures and errors, and the settings of the run. The page loads nothing
+from elsewhere, so it opens offline and can be mailed as it is.
+
+-o names the page (default: the results file with .html; "-" writes it to standard output).
+--svg also writes the throughput/latency chart alone as a standalone SVG, for slides.`,
+		Example: `  inferperf profile --embedded -m dense --concurrency-range 1:16 --json run.json
+  inferperf report run.json -o run.html --svg run-curve.svg`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New("report takes one results file (inferperf report RESULTS.json -o report.html)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sweep, err := readResults(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = strings.TrimSuffix(args[0], filepath.Ext(args[0])) + ".html"
+			}
+			if err := writeTo(cmd, out, func(w io.Writer) error { return html.Write(w, sweep) }); err != nil {
+				return err
+			}
+			if svg != "" {
+				if err := writeTo(cmd, svg, func(w io.Writer) error { return html.CurveSVG(w, sweep) }); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", `HTML file to write (default RESULTS with .html; "-" for standard output)`)
+	cmd.Flags().StringVar(&svg, "svg", "", "also write the throughput/latency chart as a standalone SVG file")
+	return cmd
+}
+
+// readResults reads and checks a results file, with errors that name it in one line.
+func readResults(path string) (*results.Sweep, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is named below
+		}
+		return nil, fmt.Errorf("reading results %s: %w", path, err)
+	}
+	defer f.Close()
+	sweep, err := report.ReadJSON(f)
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("reading results %s: the file is empty", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json': %w", path, err)
+	}
+	switch {
+	case sweep.Schema == 0 && len(sweep.Levels) == 0:
+		return nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json' (no schema, no levels)", path)
+	case sweep.Schema > results.SchemaVersion:
+		return nil, fmt.Errorf("reading results %s: written by a newer inferperf (schema %d; this one reads up to %d)",
+			path, sweep.Schema, results.SchemaVersion)
+	}
+	return sweep, nil
+}
+
+// writeTo writes one output file through writeFile (or to standard output for "-") and says on
+// standard error where it went.
+func writeTo(cmd *cobra.Command, path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(cmd.OutOrStdout())
+	}
+	if err := writeFile(path, write); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", path)
+	return err
+}
