@@ -47,7 +47,21 @@ func (r *Runner) analyse(s *results.Sweep) {
 		}
 	}
 	sort.SliceStable(pts, func(i, j int) bool { return loadOf(&pts[i]) < loadOf(&pts[j]) })
-	if i := Knee(pts); i >= 0 {
+	if s.Mode == "request_rate" {
+		// In open loop every offered request is eventually served, so throughput follows the
+		// offered rate; the knee shows in the latency, which bends upward where the server stops
+		// keeping up. Every measured level counts, the ones over the threshold included.
+		var all []results.Level
+		for _, l := range s.Levels {
+			if len(l.Latency.Percentiles) > 0 && l.Requests > 0 {
+				all = append(all, l)
+			}
+		}
+		sort.SliceStable(all, func(i, j int) bool { return loadOf(&all[i]) < loadOf(&all[j]) })
+		if i := LatencyKnee(all); i >= 0 {
+			s.Knee = point(&all[i], "latency starts to climb steeply beyond this rate: the server stops keeping up (Kneedle on p95)")
+		}
+	} else if i := Knee(pts); i >= 0 {
 		s.Knee = point(&pts[i], "throughput stops growing in proportion to load beyond here (Kneedle)")
 	}
 	b := r.cfg.Budget
@@ -117,6 +131,34 @@ func Knee(levels []results.Level) int {
 		x := (loadOf(&levels[i]) - x0) / (x1 - x0)
 		y := (levels[i].Throughput - y0) / (y1 - y0)
 		if d := y - x; d > bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// LatencyKnee returns the index of the knee of p95 latency versus load, levels sorted by load, by
+// Kneedle for a convex increasing curve: normalise both axes to [0, 1] and take the point farthest
+// below the diagonal, the last load before the latency takes off. It returns -1 with fewer than
+// three levels or when the latency does not bend upward.
+func LatencyKnee(levels []results.Level) int {
+	if len(levels) < 3 {
+		return -1
+	}
+	lat := func(l *results.Level) float64 { return float64(l.Latency.Percentiles["95"]) }
+	x0, x1 := loadOf(&levels[0]), loadOf(&levels[len(levels)-1])
+	y0, y1 := lat(&levels[0]), lat(&levels[0])
+	for i := range levels {
+		y0, y1 = min(y0, lat(&levels[i])), max(y1, lat(&levels[i]))
+	}
+	if x1 <= x0 || y1 <= y0 {
+		return -1
+	}
+	best, bestD := -1, 0.02
+	for i := range levels {
+		x := (loadOf(&levels[i]) - x0) / (x1 - x0)
+		y := (lat(&levels[i]) - y0) / (y1 - y0)
+		if d := x - y; d > bestD {
 			best, bestD = i, d
 		}
 	}
