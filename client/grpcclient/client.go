@@ -28,6 +28,7 @@ import (
 
 	"inferperf/client"
 	"inferperf/kserve/pb"
+	"inferperf/kserve/pb/deflate"
 )
 
 // Compile-time checks that Client is both halves of a client.
@@ -55,7 +56,6 @@ const connectTimeout = 10 * time.Second
 // prefix is tolerated and dropped, https implying TLS). With opts.TLS set the channels speak
 // TLS with that configuration; a failed handshake is a KindTransport error reading "TLS
 // handshake with HOST:PORT failed: <reason>". Channels connect lazily, on the first call.
-// "deflate" compression is refused: grpc-go has no such compressor.
 func New(opts client.Options) (*Client, error) {
 	addr, useTLS, err := parseTarget(opts.URL)
 	if err != nil {
@@ -71,9 +71,9 @@ func New(opts client.Options) (*Client, error) {
 	case "gzip":
 		callOpts = append(callOpts, grpc.UseCompressor(gzip.Name))
 	case "deflate":
-		return nil, client.Errorf(client.KindOther, 0, "gRPC has no deflate compressor in grpc-go; use gzip")
+		callOpts = append(callOpts, grpc.UseCompressor(deflate.Name))
 	default:
-		return nil, client.Errorf(client.KindOther, 0, "unknown compression %q (none or gzip)", opts.Compression)
+		return nil, client.Errorf(client.KindOther, 0, "unknown compression %q (none, gzip or deflate)", opts.Compression)
 	}
 	var creds credentials.TransportCredentials
 	switch {

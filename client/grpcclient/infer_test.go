@@ -82,6 +82,7 @@ func TestInferSimple(t *testing.T) {
 	}{
 		{"plain", client.Options{}},
 		{"gzip", client.Options{Compression: "gzip"}},
+		{"deflate", client.Options{Compression: "deflate"}}, // the server decodes it too
 		{"three channels, headers", client.Options{Connections: 3, Headers: map[string][]string{"X-Test": {"1"}}}},
 		{"http:// prefix", client.Options{URL: "http://" + s.GRPCAddr}},
 	}

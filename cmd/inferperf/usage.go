@@ -53,7 +53,7 @@ Load
                                   when they are all busy; async grows the workers as needed
   -a, --async / --sync            async changes the stability fallback (throughput only)
   --streaming                     send over gRPC ModelStreamInfer, one stream per request slot
-  --grpc-compression-algorithm none|gzip   compress gRPC requests
+  --grpc-compression-algorithm none|gzip|deflate   compress gRPC requests
   --request-timeout <ms>          fail a request that takes longer (inferperf's own; default none)
 
 Measurement

@@ -40,16 +40,17 @@ var table = map[string]rule{
 	"server/stats": {layer: 0, stdlibOnly: true},
 
 	// L1.
-	"kserve/pb":     {layer: 1, allowed: []string{"kserve"}}, // + protobuf, grpc; contents.go converts to raw tensors
-	"client":        {layer: 1, allowed: []string{"kserve"}},
-	"inputs":        {layer: 1, allowed: []string{"kserve"}},
-	"measure":       {layer: 1, allowed: []string{"load"}}, // + hdrhistogram-go
-	"scrape":        {layer: 1},                            // prometheus/common
-	"server/models": {layer: 1, allowed: []string{"kserve"}},
+	"kserve/pb":         {layer: 1, allowed: []string{"kserve"}}, // + protobuf, grpc; contents.go converts to raw tensors
+	"kserve/pb/deflate": {layer: 1},                              // + grpc: the deflate compressor both sides register
+	"client":            {layer: 1, allowed: []string{"kserve"}},
+	"inputs":            {layer: 1, allowed: []string{"kserve"}},
+	"measure":           {layer: 1, allowed: []string{"load"}}, // + hdrhistogram-go
+	"scrape":            {layer: 1},                            // prometheus/common
+	"server/models":     {layer: 1, allowed: []string{"kserve"}},
 
 	// L2.
 	"client/httpclient": {layer: 2, allowed: []string{"client", "kserve", "kserve/pb"}},
-	"client/grpcclient": {layer: 2, allowed: []string{"client", "kserve", "kserve/pb"}},
+	"client/grpcclient": {layer: 2, allowed: []string{"client", "kserve", "kserve/pb", "kserve/pb/deflate"}},
 	"serverstats":       {layer: 2, allowed: []string{"client", "results"}},
 	"server/repository": {layer: 2, allowed: []string{"kserve/pb", "server/models", "kserve"}},
 	"server/scheduler":  {layer: 2, allowed: []string{"server/models", "server/stats", "kserve"}},
@@ -68,7 +69,7 @@ var table = map[string]rule{
 	// The front ends encode statistics snapshots and render configurations, so they read
 	// server/stats and server/repository types too.
 	"server/httpapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "server/stats", "server/repository"}},
-	"server/grpcapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "server/stats"}},
+	"server/grpcapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "kserve/pb/deflate", "server/stats"}},
 
 	// L5. daemon runs the listeners around the core; serve, profile --embedded and servertest
 	// share it.
@@ -188,7 +189,7 @@ func TestCheck(t *testing.T) {
 		}, []string{"package example.com/mod/scrape imports example.com/mod/kserve, which its layer does not allow (allowed: no package of the module)"}},
 		{"allowed list in the message", []pkg{
 			p("server/grpcapi", "server", "server/repository"), p("server"), p("server/repository"),
-		}, []string{"package example.com/mod/server/grpcapi imports example.com/mod/server/repository, which its layer does not allow (allowed: example.com/mod/server, example.com/mod/kserve, example.com/mod/kserve/pb, example.com/mod/server/stats)"}},
+		}, []string{"package example.com/mod/server/grpcapi imports example.com/mod/server/repository, which its layer does not allow (allowed: example.com/mod/server, example.com/mod/kserve, example.com/mod/kserve/pb, example.com/mod/kserve/pb/deflate, example.com/mod/server/stats)"}},
 		{"package missing from the table", []pkg{
 			p("server/extra", "server"), p("server"),
 		}, []string{"package example.com/mod/server/extra is not in the import table"}},

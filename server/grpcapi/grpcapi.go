@@ -17,6 +17,7 @@ import (
 
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
+	_ "inferperf/kserve/pb/deflate" // perf_analyzer's --grpc-compression-algorithm deflate
 	"inferperf/server"
 	"inferperf/server/stats"
 )
