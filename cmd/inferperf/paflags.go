@@ -391,6 +391,7 @@ func (f *profileFlags) options() []opt {
 		}},
 		{long: "json", arg: true, set: str(&f.jsonFile)},
 		{long: "report", arg: true, set: str(&f.reportFile)},
+		{long: "results", arg: true, set: str(&f.jsonFile)}, // the name issue 6 gives --json
 		{long: "request-timeout", arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
 	}
 }

@@ -89,7 +89,7 @@ Server metrics
 Output
   -f <file>                       perf_analyzer's CSV (only stable levels, sorted by throughput)
   --verbose-csv                   extra CSV columns
-  --json <file>                   every level, window and error of the run, as JSON
+  --json <file>, --results <file> every level, window and error of the run, as JSON
   --report <file>                 a self-contained HTML report (also: inferperf report run.json)
 
 Exit status: 0 ok; 2 the first level never stabilised; 3 a window completed no request;
