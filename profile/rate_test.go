@@ -88,6 +88,10 @@ func TestOverloadIsMeasuredNotHidden(t *testing.T) {
 	if got := float64(l.Latency.Percentiles["50"]) / 1000; got < 0.9*truth || got > 1.1*truth {
 		t.Errorf("p50 %.1f ms; the analytic truth for a queue growing linearly to %.1f ms is %.1f ms (within 10%%)", got, maxMs, truth)
 	}
+	i99 := 0.99 * (n - 1)
+	if got, truth := float64(l.Latency.Percentiles["99"])/1000, s*(i99+1)-10*i99; got < 0.9*truth || got > 1.1*truth {
+		t.Errorf("p99 %.1f ms; the analytic truth is %.1f ms (within 10%%)", got, truth)
+	}
 	if s < 19 {
 		t.Errorf("the instance took %.1f ms per request; a 20 ms model cannot be faster", s)
 	}
