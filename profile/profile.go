@@ -46,6 +46,14 @@ type Runner struct {
 	// each level reports the GPU and CPU figures of its merged windows.
 	Metrics *scrape.Scraper
 
+	// Export, if set, receives every request of every measured level and the levels' window
+	// edges (--profile-export-file).
+	Export Exporter
+	// OnWindow, if set, is called after each measurement window: the level ("concurrency 4",
+	// "request rate 100/s"), the window's number k of at most max, and the spread of the last
+	// three windows in percent (NaN before three, see windowSpread) to compare with -s.
+	OnWindow func(level string, k, max int, spread float64)
+
 	// stage is the load-shape stage being run, if any: it fixes the number of windows.
 	stage *Stage
 	// samples are the metric samples of the current level's windows, one slice per window.
@@ -190,6 +198,9 @@ func (r *Runner) Run(ctx context.Context) (*results.Sweep, error) {
 	if err != nil {
 		return finish(results.ServerError, err)
 	}
+	if r.Export != nil {
+		r.Export.SetInputs(inputsJSON(data.Steps()))
+	}
 	// One request before the run: a model that cannot answer is a setup error, not a sweep of
 	// failures.
 	if resp, err := r.inf.InferResponse(ctx, payload.reqs[0]); err != nil {
@@ -269,7 +280,9 @@ func (r *Runner) sweep(ctx context.Context, sweep *results.Sweep, lr levelRunner
 	// run measures one level and says whether the sweep stops here (with why) and whether the
 	// level met the threshold.
 	run := func(v float64) (stop bool, reason results.StopReason, err error, meets bool) {
+		end := r.experiment(lr.integral(), v)
 		lvl, outcome, err := lr.measure(ctx, v)
+		end()
 		if lvl != nil {
 			sweep.Levels = append(sweep.Levels, *lvl)
 			if r.OnLevel != nil {
@@ -390,7 +403,7 @@ func newConcurrencyRunner(r *Runner, sender load.Sender, stats *serverstats.Sour
 	if r.cfg.RateLimit > 0 {
 		opts.Pace = load.Constant{Rate: r.cfg.RateLimit}
 	}
-	c.pool = load.NewPool(sender, c.rec, opts)
+	c.pool = load.NewPool(sender, r.sink(c.rec), opts)
 	var runCtx context.Context
 	runCtx, c.cancel = context.WithCancel(context.Background())
 	go func() { c.poolDone <- c.pool.Run(runCtx) }()
@@ -428,7 +441,7 @@ func (c *concurrencyRunner) measure(ctx context.Context, v float64) (*results.Le
 // runCounted sends exactly n requests at the given concurrency on a pool of its own.
 func (c *concurrencyRunner) runCounted(ctx context.Context, concurrency int, n uint64) error {
 	conc := min(concurrency, int(n))
-	p := load.NewPool(c.sender, c.rec, load.PoolOptions{MaxWorkers: conc, RequestLimit: n})
+	p := load.NewPool(c.sender, c.r.sink(c.rec), load.PoolOptions{MaxWorkers: conc, RequestLimit: n})
 	if err := p.SetConcurrency(conc); err != nil {
 		return err
 	}
@@ -455,9 +468,13 @@ func (c *concurrencyRunner) counted(ctx context.Context, concurrency int) (*resu
 	if err := snap(); err != nil {
 		return nil, levelFailed, err
 	}
-	c.rec.Cut(r.Now())
+	t0 := r.Now()
+	c.rec.Cut(t0)
+	r.edge(t0)
 	err := c.runCounted(ctx, concurrency, r.cfg.RequestCount)
 	w := c.rec.Cut(r.Now())
+	r.edge(w.End)
+	r.progress(fmt.Sprintf("concurrency %d", concurrency), 1, []measure.Window{w})
 	if err != nil {
 		return r.level(concurrency, []measure.Window{w}, nil, nil, false, false), levelInterrupted, nil
 	}
@@ -507,7 +524,10 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 	rule := measure.StabilityRule{Percentage: cfg.StabilityPercentage, Percentile: cfg.Percentile}
 	var windows []measure.Window
 	var snaps []serverstats.Snapshot
-	rec.Cut(r.Now()) // requests of the previous level end with it
+	t0 := r.Now()
+	rec.Cut(t0) // requests of the previous level end with it
+	r.edge(t0)
+	label := fmt.Sprintf("concurrency %d", concurrency)
 	r.startLevelMetrics()
 	snap := func() (serverstats.Snapshot, error) {
 		if stats == nil {
@@ -526,11 +546,13 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 			outcome = levelInterrupted
 		}
 		w := rec.Cut(r.Now())
+		r.edge(w.End)
 		windows = append(windows, w)
 		r.windowMetrics()
 		if outcome == levelInterrupted {
 			break
 		}
+		r.progress(label, trial, windows)
 		s, err := snap()
 		if err != nil {
 			return r.level(concurrency, windows, snaps, stats, false, false), levelFailed, err
@@ -731,7 +753,9 @@ func (r *Runner) runStages(ctx context.Context, sweep *results.Sweep, sender loa
 		} else if closed != nil {
 			closed.pool.SetConcurrency(0) // the closed loop rests while an open-loop stage runs
 		}
+		end := r.experiment(st.Kind == "concurrency", st.Value)
 		lvl, outcome, err := lr.measure(ctx, st.Value)
+		end()
 		if lvl != nil {
 			sweep.Levels = append(sweep.Levels, *lvl)
 			if r.OnLevel != nil {

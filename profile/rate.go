@@ -96,8 +96,10 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 	r.startLevelMetrics()
 	workers := rr.workerCap()
 	start := r.Now()
+	r.edge(start)
+	label := "request rate " + FormatFloat(mean) + "/s"
 	rec := measure.NewOpenRecorder(workers, start, width)
-	eng := load.NewOpen(rr.sender, rec, load.OpenOptions{Schedule: sched, MaxWorkers: workers, Window: width})
+	eng := load.NewOpen(rr.sender, r.sink(rec), load.OpenOptions{Schedule: sched, MaxWorkers: workers, Window: width})
 	runCtx, cancel := context.WithCancel(context.Background())
 	engDone := make(chan error, 1)
 	go func() { engDone <- eng.Run(runCtx, start) }()
@@ -139,6 +141,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 			break
 		}
 		offered++
+		r.edge(end)
 		r.windowMetrics()
 		s, err := snap()
 		if err != nil {
@@ -151,6 +154,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 			collect(next)
 			next++
 		}
+		r.progress(label, offered, windows)
 		if len(windows) > 0 {
 			if w := windows[len(windows)-1]; w.Count == 0 && w.InFlight == 0 {
 				lvl := rr.level(rate, mean, windows, snaps, eng, rec, false)

@@ -50,7 +50,7 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 		}
 	}
 	head = append(head, "Client Recv")
-	keys := percentileKeys(&levels[0])
+	keys := csvPercentileKeys(s, &levels[0])
 	for _, k := range keys {
 		head = append(head, "p"+k+" latency")
 	}
@@ -195,4 +195,22 @@ func ComposingCSV(s *results.Sweep) map[string][]byte {
 		out[k] = []byte(bufs[k].String())
 	}
 	return out
+}
+
+// csvPercentileKeys are perf_analyzer's CSV percentile columns: p50, p90, p95, p99 and the
+// --percentile, of those the level reports. The results hold more (p99.9); the CSV keeps
+// perf_analyzer's columns, which Model Analyzer and scripts read by position and name.
+func csvPercentileKeys(s *results.Sweep, l *results.Level) []string {
+	var keys []string
+	for _, k := range percentileKeys(l) {
+		switch k {
+		case "50", "90", "95", "99":
+		default:
+			if k != strconv.FormatFloat(s.Percentile, 'f', -1, 64) {
+				continue
+			}
+		}
+		keys = append(keys, k)
+	}
+	return keys
 }

@@ -179,3 +179,28 @@ func TestComposingCSV(t *testing.T) {
 		t.Errorf("net_v2 CSV =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestCSVLeavesOutP999: the results hold p99.9, the console prints it after p99, and the CSV
+// keeps perf_analyzer's columns (p99.9 only as the --percentile).
+func TestCSVLeavesOutP999(t *testing.T) {
+	s := paExample()
+	s.Levels[0].Latency.Percentiles["99.9"] = 1500 // the levels share the map
+	var b bytes.Buffer
+	if err := CSV(&b, s, CSVOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if head, _, _ := strings.Cut(b.String(), "\n"); strings.Contains(head, "99.9") || !strings.HasSuffix(head, "p99 latency") {
+		t.Errorf("CSV header = %s; want perf_analyzer's, without p99.9", head)
+	}
+	b.Reset()
+	Level(&b, s, &s.Levels[0], false)
+	if !strings.Contains(b.String(), "    p99 latency: 1031 usec\n    p99.9 latency: 1500 usec\n") {
+		t.Errorf("console lacks p99.9 after p99:\n%s", b.String())
+	}
+	s.Percentile = 99.9
+	b.Reset()
+	CSV(&b, s, CSVOptions{})
+	if head, _, _ := strings.Cut(b.String(), "\n"); !strings.HasSuffix(head, "p99 latency,p99.9 latency") {
+		t.Errorf("CSV header with --percentile 99.9 = %s", head)
+	}
+}

@@ -159,7 +159,8 @@ type Latency struct {
 	StdUs int64 `json:"std_us"`
 	MinUs int64 `json:"min_us"`
 	MaxUs int64 `json:"max_us"`
-	// Percentiles maps "50", "90", "95", "99" (and the --percentile, if given) to microseconds.
+	// Percentiles maps "50", "90", "95", "99", "99.9" (and the --percentile, if given) to
+	// microseconds.
 	Percentiles map[string]int64 `json:"percentiles"`
 	// AvgCI is the 95% confidence interval of the mean, in microseconds.
 	AvgCI Interval `json:"avg_ci"`

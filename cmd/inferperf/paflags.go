@@ -32,6 +32,7 @@ type profileFlags struct {
 	compression   string
 	serviceKind   string
 	jsonFile      string
+	exportFile    string // --profile-export-file: perf_analyzer's JSON, streamed; never overwritten
 	rateSet       bool
 	// --collect-metrics, --metrics-url, --metrics-interval; --report
 	collectMetrics  bool
@@ -353,7 +354,7 @@ func (f *profileFlags) options() []opt {
 		// Output.
 		{short: 'f', arg: true, set: str(&f.csvFile)},
 		{long: "verbose-csv", set: on(&f.verboseCSV)},
-		{long: "profile-export-file", arg: true, set: notSupported("profile-export-file")},
+		{long: "profile-export-file", arg: true, set: str(&f.exportFile)},
 		{long: "trace-level", arg: true, set: notSupported("trace-level")},
 		{long: "trace-rate", arg: true, set: notSupported("trace-rate")},
 		{long: "trace-count", arg: true, set: notSupported("trace-count")},

@@ -17,6 +17,7 @@ import (
 	"inferperf/client"
 	"inferperf/client/grpcclient"
 	"inferperf/client/httpclient"
+	"inferperf/export"
 	"inferperf/inputs"
 	"inferperf/profile"
 	"inferperf/report"
@@ -92,6 +93,19 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer stop()
 
 	cfg := f.cfg
+	// --profile-export-file: created now, before any load, and refused if it exists (as
+	// perf_analyzer refuses); closed (and its document completed) however the run ends.
+	var exp *export.Exporter
+	if f.exportFile != "" {
+		if exp, err = export.Create(f.exportFile, version); err != nil {
+			return &exitError{code: exitGeneric, err: err}
+		}
+		defer func() {
+			if exp != nil {
+				exp.Close()
+			}
+		}()
+	}
 	var metricsAddr string
 	if f.embedded {
 		d, err := daemon.Start(ctx, daemon.Config{Address: "127.0.0.1", MetricsPort: 0, ModelControlMode: "explicit", ExitOnError: true, CPUMetrics: true})
@@ -128,11 +142,27 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		runner.Metrics = scrape.New(url, f.metricsInterval, nil)
 	}
+	prog := newProgress(stderr, cfg.StabilityPercentage)
+	if prog.on {
+		runner.OnWindow = prog.window
+		runner.Out, runner.Warn = clearing{prog, stdout}, clearing{prog, stderr}
+	}
 	runner.OnLevel = func(s *results.Sweep, l *results.Level) {
+		prog.clear()
 		report.Level(stdout, s, l, f.verbosity > 0)
 		fmt.Fprintln(stdout)
 	}
+	if exp != nil {
+		runner.Export = exp
+	}
 	sweep, runErr := runner.Run(ctx)
+	prog.clear()
+	if exp != nil {
+		if err := exp.Close(); err != nil && runErr == nil {
+			runErr = err
+		}
+		exp = nil
+	}
 	sweep.Version = version
 	if len(sweep.StableLevels()) > 0 {
 		report.Summary(stdout, sweep)

@@ -91,6 +91,7 @@ Output
   --verbose-csv                   extra CSV columns
   --json <file>, --results <file> every level, window and error of the run, as JSON
   --report <file>                 a self-contained HTML report (also: inferperf report run.json)
+  --profile-export-file <file>    every request, in perf_analyzer's export JSON (never overwrites)
 
 Exit status: 0 ok; 2 the first level never stabilised; 3 a window completed no request;
 99 any other error; 130 interrupted (what was measured is still printed and written).

@@ -45,6 +45,7 @@ var table = map[string]rule{
 	"client":            {layer: 1, allowed: []string{"kserve"}},
 	"inputs":            {layer: 1, allowed: []string{"kserve"}},
 	"measure":           {layer: 1, allowed: []string{"load"}}, // + hdrhistogram-go
+	"export":            {layer: 1, allowed: []string{"load"}}, // --profile-export-file, streamed
 	"scrape":            {layer: 1},                            // prometheus/common
 	"server/models":     {layer: 1, allowed: []string{"kserve"}},
 
@@ -89,7 +90,7 @@ var table = map[string]rule{
 // clientSide are the client-side trees (each path and everything below it). The server never
 // depends on them, and they never depend on server/...; only kserve and kserve/pb are shared.
 var clientSide = []string{
-	"client", "load", "measure", "profile", "inputs", "serverstats", "scrape", "tune", "report",
+	"client", "load", "measure", "export", "profile", "inputs", "serverstats", "scrape", "tune", "report",
 }
 
 // resultsOnly are the report packages, which read only finished results, so that `inferperf
