@@ -40,6 +40,7 @@ type page struct {
 	BreakdownNote string
 	GPU           template.HTML
 	GPURows       []gpuRow
+	CPURows       []cpuRow
 
 	LoadName    string
 	Percentiles []string
@@ -126,6 +127,7 @@ func buildPage(s *results.Sweep) *page {
 		p.GPU = template.HTML(gpuChart(s))
 		p.GPURows = gpuRows(s)
 	}
+	p.CPURows = cpuRows(s)
 	p.CurveNotes = curveNotes(s)
 	p.Levels = levelRows(s, p.Percentiles)
 	p.Errors = errorRows(s)
@@ -287,6 +289,29 @@ func gpuRows(s *results.Sweep) []gpuRow {
 			}
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// cpuRow is one level's host CPU figures (Triton's nv_cpu_* metrics).
+type cpuRow struct {
+	Load, Util, UtilPct, Used, Total, MemPct string
+}
+
+// cpuRows fills the host CPU table: one row per level that has CPU metrics.
+func cpuRows(s *results.Sweep) []cpuRow {
+	var out []cpuRow
+	for _, l := range sortedLevels(s) {
+		if l.CPU == nil {
+			continue
+		}
+		c := l.CPU
+		r := cpuRow{Load: fmtLoad(s, loadOf(s, &l)), Util: fmtPercent(c.Utilization), UtilPct: pct(c.Utilization),
+			Used: fmtBytes(c.MemoryUsedBytes), Total: fmtBytes(c.MemoryTotalBytes), MemPct: "0%"}
+		if c.MemoryTotalBytes > 0 {
+			r.MemPct = pct(float64(c.MemoryUsedBytes) / float64(c.MemoryTotalBytes))
+		}
+		out = append(out, r)
 	}
 	return out
 }
