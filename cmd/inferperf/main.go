@@ -27,7 +27,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newProfileCmd(), newReportCmd())
+	root.AddCommand(newServeCmd(), newProfileCmd(), newReportCmd(), newTuneCmd())
 	return root
 }
 

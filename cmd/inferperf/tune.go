@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"inferperf/client"
+	"inferperf/client/grpcclient"
+	"inferperf/client/httpclient"
+	"inferperf/profile"
+	"inferperf/server/daemon"
+	"inferperf/tune"
+)
+
+// tuneFlags are `inferperf tune`'s options.
+type tuneFlags struct {
+	model, url, protocol, budget, configOut, jsonOut  string
+	embedded, restore                                 bool
+	maxSteps, maxConcurrency, maxInstances, maxTrials int
+	timeLimit, interval                               time.Duration
+	stability                                         float64
+}
+
+func newTuneCmd() *cobra.Command {
+	f := tuneFlags{protocol: "http", budget: "p95:50ms", maxSteps: 10, maxConcurrency: 128, maxInstances: 4,
+		maxTrials: 6, interval: 500 * time.Millisecond, stability: 30}
+	cmd := &cobra.Command{
+		Use:   "tune -m MODEL --latency-budget p95:50ms [flags]",
+		Short: "Tune a model's configuration for throughput within a latency budget, one change at a time",
+		Long: `tune reads the model's configuration, measures a baseline (the highest throughput whose latency
+stays within the budget, by a concurrency search), then changes one setting at a time —
+dynamic_batching's max_queue_delay_microseconds and preferred_batch_size, max_batch_size,
+instance_group.count — as the server's queue and compute times and batch sizes suggest. Each change
+is loaded through the repository API with a configuration override, measured, and kept only when
+the throughput inside the budget is better beyond noise (Welch's t-test on per-window
+throughputs, 95%); otherwise it is reverted. It stops when no rule proposes an untried change, or
+at --max-steps / --time-limit. On exit (finished, interrupted or failed) the server is left on the
+best configuration found, or on the original with --restore; the final config.pbtxt and its diff
+against the original are printed.`,
+		Example: `  inferperf tune --embedded -m delay --latency-budget p95:50ms
+  inferperf tune -u localhost:8001 -i grpc -m resnet50 --latency-budget p99:20ms --time-limit 10m --config-out tuned.pbtxt`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTune(cmd.Context(), &f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.model, "model-name", "m", "", "the model to tune (required)")
+	fl.StringVarP(&f.url, "url", "u", "", "the server (default localhost:8000 for http, localhost:8001 for grpc)")
+	fl.StringVarP(&f.protocol, "protocol", "i", f.protocol, "http or grpc")
+	fl.StringVar(&f.budget, "latency-budget", f.budget, "the latency budget: pNN:DURATION or avg:DURATION (a bare number is ms)")
+	fl.BoolVar(&f.embedded, "embedded", false, "tune a model of the built-in reference server, started in-process")
+	fl.IntVar(&f.maxSteps, "max-steps", f.maxSteps, "the most changes to try")
+	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop after this long (0 = no limit)")
+	fl.BoolVar(&f.restore, "restore", false, "leave the original configuration loaded at the end")
+	fl.StringVar(&f.configOut, "config-out", "", "write the final config.pbtxt to this file")
+	fl.StringVar(&f.jsonOut, "json", "", "write every step and measurement as JSON to this file")
+	fl.IntVar(&f.maxConcurrency, "max-concurrency", f.maxConcurrency, "the highest concurrency the search tries")
+	fl.IntVar(&f.maxInstances, "max-instances", f.maxInstances, "the most instances the tuner may configure")
+	fl.DurationVarP(&f.interval, "measurement-interval", "p", f.interval, "the length of a measurement window")
+	fl.IntVarP(&f.maxTrials, "max-trials", "r", f.maxTrials, "windows per level before giving up on stability")
+	fl.Float64VarP(&f.stability, "stability-percentage", "s", f.stability, "stability rule, in percent")
+	return cmd
+}
+
+func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error {
+	if f.model == "" {
+		return errors.New("-m: the model name is required")
+	}
+	if f.protocol != "http" && f.protocol != "grpc" {
+		return fmt.Errorf("-i: protocol %q must be http or grpc", f.protocol)
+	}
+	if f.embedded && f.url != "" {
+		return errors.New("--embedded starts its own server: drop -u")
+	}
+	budget, err := parseBudget(f.budget)
+	if err != nil {
+		return fmt.Errorf("--latency-budget: %w", err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	url := f.url
+	if f.embedded {
+		d, err := daemon.Start(context.Background(), daemon.Config{Address: "127.0.0.1", MetricsPort: -1, ModelControlMode: "explicit", ExitOnError: true})
+		if err != nil {
+			return fmt.Errorf("starting the embedded server: %w", err)
+		}
+		defer d.Shutdown(context.Background())
+		url = d.HTTPAddr
+		if f.protocol == "grpc" {
+			url = d.GRPCAddr
+		}
+		fmt.Fprintf(stdout, "Embedded reference server: HTTP %s, gRPC %s\n", d.HTTPAddr, d.GRPCAddr)
+	}
+	if url == "" {
+		url = map[string]string{"http": "localhost:8000", "grpc": "localhost:8001"}[f.protocol]
+	}
+	var c interface {
+		client.Inferer
+		client.Admin
+	}
+	opts := client.Options{URL: url, BinaryInputs: true, BinaryOutputs: true}
+	if f.protocol == "grpc" {
+		opts.Connections = max(1, (f.maxConcurrency+5)/6)
+		c, err = grpcclient.New(opts)
+	} else {
+		opts.Connections = f.maxConcurrency
+		c, err = httpclient.New(opts)
+	}
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	pcfg := profile.Config{Model: f.model, URL: url, Protocol: f.protocol, BatchSize: 1,
+		Concurrency:     profile.Range{Start: 1, End: 1, Step: 1},
+		MeasurementMode: profile.TimeWindows, MeasurementInterval: f.interval, MeasurementRequestCount: 50,
+		StabilityPercentage: f.stability, MaxTrials: f.maxTrials, MaxThreads: f.maxConcurrency,
+		Inputs: inputsDefaults()}
+	if err := pcfg.Validate(); err != nil {
+		return err
+	}
+	tuner := tune.New(tune.Options{Model: f.model, Budget: *budget, Profile: pcfg, MaxSteps: f.maxSteps,
+		TimeLimit: f.timeLimit, Restore: f.restore, MaxConcurrency: f.maxConcurrency, MaxInstances: f.maxInstances,
+		Out: stdout}, c, c)
+	res, runErr := tuner.Run(ctx)
+	if res != nil && len(res.BaseConfigJSON) > 0 {
+		if err := printTuneResult(stdout, f, res); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr != nil && errors.Is(runErr, context.Canceled) {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the server is left on the best configuration measured so far")}
+	}
+	return runErr
+}
+
+// printTuneResult prints the summary, the final config.pbtxt and its diff, and writes the files.
+func printTuneResult(w io.Writer, f *tuneFlags, res *tune.Result) error {
+	kept := 0
+	for _, s := range res.Steps {
+		if s.Kept {
+			kept++
+		}
+	}
+	fmt.Fprintf(w, "\nTuning stopped: %s. %d changes tried, %d kept.\n", res.Stop, len(res.Steps), kept)
+	if res.Baseline.OK && res.Best.OK {
+		fmt.Fprintf(w, "Throughput within %s: %.1f -> %.1f infer/sec (x%.2f)\n", res.Budget,
+			res.Baseline.Point.Throughput, res.Best.Point.Throughput, res.Best.Point.Throughput/res.Baseline.Point.Throughput)
+	}
+	base, err := tune.Pbtxt(res.BaseConfigJSON)
+	if err != nil {
+		return err
+	}
+	final, err := tune.Pbtxt(res.FinalConfigJSON)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nFinal config.pbtxt (loaded on the server):\n%s", final)
+	if d := tune.Diff("original/config.pbtxt", "tuned/config.pbtxt", base, final); d != "" {
+		fmt.Fprintf(w, "\nDiff against the original:\n%s", d)
+	} else {
+		fmt.Fprintln(w, "\nThe final configuration is the original.")
+	}
+	var errs []error
+	if f.configOut != "" {
+		errs = append(errs, writeFile(f.configOut, func(o io.Writer) error { _, err := io.WriteString(o, final); return err }))
+	}
+	if f.jsonOut != "" {
+		errs = append(errs, writeFile(f.jsonOut, func(o io.Writer) error {
+			e := json.NewEncoder(o)
+			e.SetIndent("", "  ")
+			return e.Encode(res)
+		}))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,431 @@
+// Package tune is the budgeted tuning loop (`inferperf tune`): fix a latency budget, find the
+// highest throughput inside it (a concurrency search), then change one setting of the model
+// configuration at a time — dynamic batching's queue delay and preferred batch size, the maximum
+// batch size, the instance count — as the seed's rules suggest (see Propose), re-measure, and
+// keep a change only when the throughput inside the budget improves beyond noise (Welch's t-test
+// on per-window throughputs, see Decide). Changes go through the repository load API with a
+// configuration override, so any server with Triton's repository extension can be tuned. On exit
+// the server is left on the best configuration found, or on the original with Restore.
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"inferperf/client"
+	"inferperf/profile"
+	"inferperf/results"
+)
+
+// Options configure a tuning run.
+type Options struct {
+	// Model is the model to tune.
+	Model string
+	// Budget is the latency budget (e.g. p95 under 50 ms); Limit must be > 0.
+	Budget profile.Budget
+	// Profile is the measurement template: URL, Protocol, BatchSize, windows (MeasurementInterval,
+	// MaxTrials, StabilityPercentage), inputs. The tuner sets Model, Concurrency, Percentile,
+	// Budget and LatencyThreshold itself.
+	Profile profile.Config
+	// MaxSteps bounds the number of changes tried (0 = 10); TimeLimit the run's duration (0 =
+	// none).
+	MaxSteps  int
+	TimeLimit time.Duration
+	// Restore leaves the original configuration loaded at the end instead of the best one.
+	Restore bool
+	// MaxConcurrency bounds the concurrency search (0 = 128); MaxInstances the instance count
+	// (0 = 4); MaxBatchSize the max_batch_size the tuner may raise to (0 = 32).
+	MaxConcurrency, MaxInstances, MaxBatchSize int
+	// Out receives the step log as it happens (nil = none).
+	Out io.Writer
+}
+
+// Measured is one configuration's operating point: the highest-throughput level inside the budget.
+type Measured struct {
+	Knobs Knobs `json:"knobs"`
+	// Point is the operating point (zero when no level stays inside the budget) and CI the 95%
+	// confidence interval of its throughput over windows.
+	Point results.Point    `json:"point"`
+	CI    results.Interval `json:"throughput_ci"`
+	// OK says whether any level stayed inside the budget; LatencyUs is the operating point's
+	// budget figure (the budget's percentile, or the average).
+	OK        bool  `json:"ok"`
+	LatencyUs int64 `json:"latency_us"`
+	// Windows are the operating point's per-window throughputs, the sample the decision compares.
+	Windows []float64 `json:"windows"`
+	// Levels are every level the concurrency search measured, in order (the curve).
+	Levels []results.Level `json:"levels"`
+}
+
+// Step is one change tried.
+type Step struct {
+	Change string `json:"change"`
+	Rule   string `json:"rule"`
+	// Before is the best configuration's measurement when the change was tried; After the
+	// changed configuration's.
+	Before Measured `json:"before"`
+	After  Measured `json:"after"`
+	Kept   bool     `json:"kept"`
+	Why    string   `json:"why"`
+}
+
+// Result is a tuning run.
+type Result struct {
+	Model  string `json:"model"`
+	Budget string `json:"budget"`
+	// Baseline is the original configuration's measurement, Best the best kept one's.
+	Baseline Measured `json:"baseline"`
+	Best     Measured `json:"best"`
+	Steps    []Step   `json:"steps"`
+	// Stop says why the loop ended.
+	Stop string `json:"stop"`
+	// BaseConfigJSON is the original configuration; BestConfigJSON the best found; FinalConfigJSON
+	// the configuration loaded on the server at the end, as it renders it.
+	BaseConfigJSON  []byte `json:"base_config"`
+	BestConfigJSON  []byte `json:"best_config"`
+	FinalConfigJSON []byte `json:"final_config"`
+}
+
+// Tuner runs the loop against one server.
+type Tuner struct {
+	opts  Options
+	inf   client.Inferer
+	admin client.Admin
+	out   io.Writer
+}
+
+// New returns a Tuner; inf and admin speak the template's protocol.
+func New(opts Options, inf client.Inferer, admin client.Admin) *Tuner {
+	if opts.MaxSteps <= 0 {
+		opts.MaxSteps = 10
+	}
+	if opts.MaxConcurrency <= 0 {
+		opts.MaxConcurrency = 128
+	}
+	if opts.MaxInstances <= 0 {
+		opts.MaxInstances = 4
+	}
+	if opts.MaxBatchSize <= 0 {
+		opts.MaxBatchSize = 32
+	}
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	return &Tuner{opts: opts, inf: inf, admin: admin, out: out}
+}
+
+// Run tunes the model. Whatever happens — the loop ends, ctx is cancelled, a step fails — the
+// server is left on the best configuration found (the original with Restore), and the Result
+// holds every step measured so far; the error says why the loop stopped early, if it did.
+func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
+	o := t.opts
+	if o.Budget.Limit <= 0 {
+		return nil, errors.New("tune: the latency budget must be positive")
+	}
+	res = &Result{Model: o.Model, Budget: o.Budget.String()}
+	mc, err := t.admin.ModelConfig(ctx, o.Model, "")
+	if err != nil {
+		return res, fmt.Errorf("reading the configuration of model '%s': %w", o.Model, err)
+	}
+	res.BaseConfigJSON, res.BestConfigJSON, res.FinalConfigJSON = mc.JSON, mc.JSON, mc.JSON
+	base, err := KnobsOf(mc.JSON)
+	if err != nil {
+		return res, err
+	}
+	loaded := mc.JSON // what the server runs now
+	defer func() {
+		target := res.BestConfigJSON
+		if o.Restore {
+			target = res.BaseConfigJSON
+		}
+		if string(target) == string(loaded) {
+			res.FinalConfigJSON = loaded
+			return
+		}
+		// A fresh context: the run's may be cancelled, and the server must not stay on a trial.
+		lctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if lerr := t.admin.Load(lctx, o.Model, string(target)); lerr != nil {
+			err = errors.Join(err, fmt.Errorf("loading the final configuration: %w", lerr))
+			return
+		}
+		res.FinalConfigJSON = target
+		if mc, rerr := t.admin.ModelConfig(lctx, o.Model, ""); rerr == nil {
+			res.FinalConfigJSON = mc.JSON
+		}
+		fmt.Fprintf(t.out, "Left model '%s' on the %s configuration.\n", o.Model, map[bool]string{true: "original", false: "best"}[o.Restore])
+	}()
+
+	runCtx := ctx
+	if o.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, o.TimeLimit)
+		defer cancel()
+	}
+	stopped := func(e error) (*Result, error) {
+		switch {
+		case ctx.Err() != nil:
+			res.Stop = "interrupted"
+			return res, ctx.Err()
+		case runCtx.Err() != nil:
+			res.Stop = "time limit reached"
+			fmt.Fprintf(t.out, "Stopped: the time limit %v was reached.\n", o.TimeLimit)
+			return res, nil
+		}
+		res.Stop = "error: " + e.Error()
+		return res, e
+	}
+
+	fmt.Fprintf(t.out, "Tuning model '%s' for the highest throughput with %s latency within %v.\n", o.Model, budgetName(o.Budget.Percentile), o.Budget.Limit)
+	best, err := t.measure(runCtx, base, 1)
+	res.Baseline = best
+	if err != nil {
+		return stopped(err)
+	}
+	res.Best = best
+	fmt.Fprintf(t.out, "Baseline: %s\n  %s\n", base, t.fmtMeasured(best))
+	if !best.OK {
+		fmt.Fprintf(t.out, "  (no level stays within the budget: any configuration that does is an improvement)\n")
+	}
+	tried := map[string]bool{base.String(): true}
+	lim := Limits{Budget: o.Budget.Limit, MaxInstances: o.MaxInstances, MaxBatchSize: o.MaxBatchSize}
+	for len(res.Steps) < o.MaxSteps {
+		if runCtx.Err() != nil {
+			return stopped(runCtx.Err())
+		}
+		var next *Proposal
+		for _, p := range Propose(best.Knobs, t.observation(best), lim) {
+			if !tried[p.To.String()] {
+				next = &p
+				break
+			}
+		}
+		if next == nil {
+			res.Stop = "no rule proposes an untried change"
+			fmt.Fprintf(t.out, "Stopped: no rule proposes a change not yet tried.\n")
+			return res, nil
+		}
+		tried[next.To.String()] = true
+		n := len(res.Steps) + 1
+		fmt.Fprintf(t.out, "Step %d [%s]: %s\n", n, next.Rule, next.Change)
+		js, err := apply(res.BestConfigJSON, next.To)
+		if err != nil {
+			return stopped(err)
+		}
+		if err := t.admin.Load(runCtx, o.Model, string(js)); err != nil {
+			if runCtx.Err() != nil {
+				loaded = nil // unknown: the deferred load puts the best back
+				return stopped(err)
+			}
+			// The server refused the configuration: record the step and carry on from the best.
+			loaded = nil
+			res.Steps = append(res.Steps, Step{Change: next.Change, Rule: next.Rule, Before: best, Why: "the server refused it: " + err.Error()})
+			fmt.Fprintf(t.out, "  REVERTED: the server refused it: %v\n", err)
+			if err := t.load(runCtx, res.BestConfigJSON, &loaded); err != nil {
+				return stopped(err)
+			}
+			continue
+		}
+		if mc, err := t.admin.ModelConfig(runCtx, o.Model, ""); err == nil {
+			js = mc.JSON
+		}
+		loaded = js
+		after, err := t.measure(runCtx, next.To, max(1, best.Point.Concurrency))
+		if err != nil {
+			res.Steps = append(res.Steps, Step{Change: next.Change, Rule: next.Rule, Before: best, After: after, Why: "measurement stopped: " + err.Error()})
+			return stopped(err)
+		}
+		keep, why := Decide(sample(best), sample(after), o.Budget.Limit)
+		if !best.OK && after.OK {
+			keep, why = true, "the budget is met where it was not before"
+		}
+		step := Step{Change: next.Change, Rule: next.Rule, Before: best, After: after, Kept: keep, Why: why}
+		res.Steps = append(res.Steps, step)
+		fmt.Fprintf(t.out, "  before: %s\n  after:  %s\n", t.fmtMeasured(best), t.fmtMeasured(after))
+		if keep {
+			fmt.Fprintf(t.out, "  KEPT: %s\n", why)
+			best, res.Best, res.BestConfigJSON = after, after, js
+			continue
+		}
+		fmt.Fprintf(t.out, "  REVERTED: %s\n", why)
+		if err := t.load(runCtx, res.BestConfigJSON, &loaded); err != nil {
+			return stopped(err)
+		}
+	}
+	res.Stop = fmt.Sprintf("max steps (%d) reached", o.MaxSteps)
+	fmt.Fprintf(t.out, "Stopped: %s.\n", res.Stop)
+	return res, nil
+}
+
+// load loads a configuration and records it as the loaded one.
+func (t *Tuner) load(ctx context.Context, js []byte, loaded *[]byte) error {
+	if err := t.admin.Load(ctx, t.opts.Model, string(js)); err != nil {
+		*loaded = nil
+		return fmt.Errorf("reverting: %w", err)
+	}
+	*loaded = js
+	return nil
+}
+
+func sample(m Measured) Sample {
+	return Sample{Windows: m.Windows, Latency: time.Duration(m.LatencyUs) * time.Microsecond, OK: m.OK}
+}
+
+// observation is what the rules read of a measurement: its operating point level's figures.
+func (t *Tuner) observation(m Measured) Observation {
+	for i := range m.Levels {
+		if m.Levels[i].Concurrency == m.Point.Concurrency {
+			return observe(&m.Levels[i], t.latency(&m.Levels[i]))
+		}
+	}
+	if len(m.Levels) > 0 { // nothing inside the budget: read the lowest load
+		return observe(&m.Levels[0], t.latency(&m.Levels[0]))
+	}
+	return Observation{}
+}
+
+// latency is a level's budget figure; a missing percentile counts as over any budget.
+func (t *Tuner) latency(l *results.Level) time.Duration {
+	p := t.opts.Budget.Percentile
+	if p == 0 {
+		return time.Duration(l.Latency.AvgUs) * time.Microsecond
+	}
+	us, ok := l.Latency.Percentiles[strconv.FormatFloat(p, 'f', -1, 64)]
+	if !ok {
+		return time.Duration(1<<62 - 1)
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+// level measures one concurrency with the loaded configuration.
+func (t *Tuner) level(ctx context.Context, c int) (*results.Level, error) {
+	cfg := t.opts.Profile
+	cfg.Model = t.opts.Model
+	cfg.Concurrency = profile.Range{Start: uint64(c), End: uint64(c), Step: 1}
+	cfg.Percentile = t.opts.Budget.Percentile
+	cfg.Budget, cfg.LatencyThreshold, cfg.BinarySearch = nil, 0, false
+	cfg.RequestRate, cfg.Intervals, cfg.Stages = profile.RateRange{}, nil, nil
+	if cfg.MaxThreads < c {
+		cfg.MaxThreads = c
+	}
+	sweep, err := profile.New(cfg, t.inf, t.admin).Run(ctx)
+	var lvl *results.Level
+	if sweep != nil && len(sweep.Levels) > 0 {
+		lvl = &sweep.Levels[len(sweep.Levels)-1]
+	}
+	switch {
+	case err == nil, errors.Is(err, profile.ErrUnstable) && lvl != nil && len(lvl.Windows) > 0 && ctx.Err() == nil:
+		// An unstable level still has its windows: the sample's spread shows in the test.
+		return lvl, nil
+	case errors.Is(err, profile.ErrNoRequests) && ctx.Err() == nil:
+		return nil, nil // nothing completed in a window: far over any budget
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	return nil, err
+}
+
+// measure finds a configuration's operating point: a concurrency search from hint — doubling
+// while the budget holds, halving while it does not, then two bisections between the last level
+// inside the budget and the first outside — keeping the level with the highest throughput
+// inside the budget.
+func (t *Tuner) measure(ctx context.Context, k Knobs, hint int) (Measured, error) {
+	m := Measured{Knobs: k}
+	maxC := t.opts.MaxConcurrency
+	var bestLvl *results.Level
+	within := func(c int) (bool, error) {
+		l, err := t.level(ctx, c)
+		if err != nil || l == nil {
+			return false, err
+		}
+		m.Levels = append(m.Levels, *l)
+		ok := t.latency(l) <= t.opts.Budget.Limit && l.Requests > 0
+		if ok && (bestLvl == nil || l.Throughput > bestLvl.Throughput) {
+			bestLvl = l
+		}
+		return ok, nil
+	}
+	c := min(max(hint, 1), maxC)
+	good, bad := 0, 0
+	ok, err := within(c)
+	if err != nil {
+		return m, err
+	}
+	if ok {
+		good = c
+		for good < maxC {
+			n := min(2*good, maxC)
+			if ok, err = within(n); err != nil {
+				return m, err
+			}
+			if !ok {
+				bad = n
+				break
+			}
+			good = n
+		}
+	} else {
+		bad = c
+		for bad > 1 {
+			n := bad / 2
+			if ok, err = within(n); err != nil {
+				return m, err
+			}
+			if ok {
+				good = n
+				break
+			}
+			bad = n
+		}
+	}
+	for i := 0; i < 2 && good > 0 && bad > 0 && bad-good > max(1, good/4); i++ {
+		mid := (good + bad) / 2
+		if ok, err = within(mid); err != nil {
+			return m, err
+		}
+		if ok {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	if bestLvl != nil {
+		l := bestLvl
+		m.OK = true
+		m.Point = results.Point{Concurrency: l.Concurrency, Throughput: l.Throughput, AvgUs: l.Latency.AvgUs,
+			P95Us: l.Latency.Percentiles["95"], P99Us: l.Latency.Percentiles["99"],
+			Why: fmt.Sprintf("highest throughput with %s latency within %v", budgetName(t.opts.Budget.Percentile), t.opts.Budget.Limit)}
+		m.CI, m.LatencyUs = l.ThroughputCI, t.latency(l).Microseconds()
+		for _, w := range l.Windows {
+			m.Windows = append(m.Windows, w.Throughput)
+		}
+	}
+	return m, nil
+}
+
+func (t *Tuner) fmtMeasured(m Measured) string {
+	cs := make([]int, len(m.Levels))
+	for i, l := range m.Levels {
+		cs[i] = l.Concurrency
+	}
+	slices.Sort(cs)
+	if !m.OK {
+		return fmt.Sprintf("no level within the budget (concurrencies tried %v)", cs)
+	}
+	return fmt.Sprintf("%.1f infer/sec [%.1f, %.1f] at concurrency %d, %s %.1f ms (%d windows; concurrencies tried %v)",
+		m.Point.Throughput, m.CI.Low, m.CI.High, m.Point.Concurrency, budgetName(t.opts.Budget.Percentile),
+		float64(m.LatencyUs)/1e3, len(m.Windows), cs)
+}
+
+func budgetName(p float64) string {
+	if p == 0 {
+		return "average"
+	}
+	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
+}
