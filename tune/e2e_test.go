@@ -33,7 +33,7 @@ instance_group [ { count: 1 kind: KIND_CPU } ]
 // the best configuration must be the one loaded at the end.
 func TestTuneDelayEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("end-to-end tuning takes tens of seconds")
+		t.Skip("-short: end-to-end tuning takes tens of seconds; it runs in every full test run, CI included")
 	}
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay": poorDelay}})
 	url := strings.TrimPrefix(s.HTTPURL, "http://")

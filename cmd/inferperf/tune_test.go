@@ -14,7 +14,7 @@ import (
 // baseline, a step with its verdict, the final config.pbtxt, the diff, and --config-out.
 func TestTuneEmbedded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server and measures")
+		t.Skip("-short: starts a server and measures; it runs in every full test run, CI included")
 	}
 	out := filepath.Join(t.TempDir(), "tuned.pbtxt")
 	var stdout, stderr bytes.Buffer
