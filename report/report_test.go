@@ -204,3 +204,17 @@ func TestCSVLeavesOutP999(t *testing.T) {
 		t.Errorf("CSV header with --percentile 99.9 = %s", head)
 	}
 }
+
+// TestResultsJSONGolden pins the layout of the results file that `inferperf report` and other
+// tools read: a change to it must be deliberate (and bump results.SchemaVersion when it breaks
+// readers).
+func TestResultsJSONGolden(t *testing.T) {
+	s := paExample()
+	s.Schema, s.Tool, s.Version, s.StopReason = results.SchemaVersion, "inferperf", "0.1.0", results.Completed
+	s.Knee = &results.Point{Concurrency: 2, Throughput: 2391.2, AvgUs: 834, P95Us: 926, P99Us: 1031, Why: "example"}
+	var b bytes.Buffer
+	if err := JSON(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "results.json", b.Bytes())
+}
