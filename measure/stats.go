@@ -84,6 +84,21 @@ func LatencyCI(w Window) Interval {
 	return interval(mean, w.stdDevUs(), float64(w.Count))
 }
 
+// PercentileCI is a distribution-free 95% confidence interval of the p-th percentile (p in
+// 0..100) of a window's latencies, in microseconds: the number of samples below the true
+// percentile is binomial(n, q), so the interval runs between the order statistics at ranks
+// n·q ∓ 1.96·√(n·q·(1−q)), read from the histogram (Mean holds the percentile itself).
+func PercentileCI(w Window, p float64) Interval {
+	n := float64(w.Count)
+	us := func(p float64) float64 { return float64(w.Percentile(min(max(p, 0), 100))) / 1e3 }
+	if n == 0 {
+		return Interval{}
+	}
+	q := p / 100
+	h := 1.96 * math.Sqrt(q*(1-q)/n)
+	return Interval{Mean: us(p), Low: us(100 * (q - h)), High: us(100 * (q + h))}
+}
+
 // WelchT returns Welch's t statistic for mean(a) - mean(b) and its Welch–Satterthwaite degrees
 // of freedom:
 //

@@ -140,3 +140,22 @@ func TestBetter(t *testing.T) {
 		}
 	}
 }
+
+// TestPercentileCI: 10,000 latencies 1..10000 µs; the p50's interval holds 5000 µs and spans
+// about ±98 ranks (1.96·√(n·q·(1−q)) = 98), within the histogram's 0.1%.
+func TestPercentileCI(t *testing.T) {
+	r := NewRecorder(1)
+	start := time.Unix(0, 0)
+	r.Cut(start)
+	for i := 1; i <= 10000; i++ {
+		res := load.Result{Intended: start, Sent: start, Done: start.Add(time.Duration(i) * time.Microsecond)}
+		r.Record(0, &res)
+	}
+	ci := PercentileCI(r.Cut(start.Add(time.Second)), 50)
+	if ci.Low > 5000 || ci.High < 5000 || ci.Low < 4890 || ci.High > 5110 {
+		t.Errorf("PercentileCI(p50) = %+v; want about [4902, 5098] around 5000", ci)
+	}
+	if empty := PercentileCI(Window{}, 99); empty != (Interval{}) {
+		t.Errorf("PercentileCI of an empty window = %+v; want zero", empty)
+	}
+}

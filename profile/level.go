@@ -65,6 +65,13 @@ func (r *Runner) level(concurrency int, windows []measure.Window, snaps []server
 	}
 	for _, p := range percentiles(cfg.Percentile) {
 		lat.Percentiles[fmtPercentile(p)] = merged.Percentile(p).Microseconds()
+		if merged.Count > 0 {
+			if lat.PercentileCIs == nil {
+				lat.PercentileCIs = map[string]results.Interval{}
+			}
+			ci := measure.PercentileCI(merged, p)
+			lat.PercentileCIs[fmtPercentile(p)] = results.Interval{Mean: ci.Mean, Low: ci.Low, High: ci.High}
+		}
 	}
 	lci := measure.LatencyCI(merged)
 	lat.AvgCI = results.Interval{Mean: lci.Mean, Low: lci.Low, High: lci.High}

@@ -164,6 +164,9 @@ type Latency struct {
 	Percentiles map[string]int64 `json:"percentiles"`
 	// AvgCI is the 95% confidence interval of the mean, in microseconds.
 	AvgCI Interval `json:"avg_ci"`
+	// PercentileCIs are 95% confidence intervals of the percentiles (order statistics of the
+	// histogram), in microseconds, by the keys of Percentiles.
+	PercentileCIs map[string]Interval `json:"percentile_cis,omitempty"`
 	// OutOfRange counts latencies the histogram could not hold (above an hour).
 	OutOfRange int64 `json:"out_of_range,omitempty"`
 }
