@@ -16,7 +16,7 @@ import (
 )
 
 func newReportCmd() *cobra.Command {
-	var out, svg string
+	var out, svg, pngFile string
 	cmd := &cobra.Command{
 		Use:   "report RESULTS.json [flags]",
 		Short: "Draw the HTML report of a saved run (and its main chart as SVG)",
@@ -27,7 +27,7 @@ metrics, every level's figures and errors, and the settings of the run. The page
 from elsewhere, so it opens offline and can be mailed as it is.
 
 -o names the page (default: the results file with .html; "-" writes it to standard output).
---svg also writes the throughput/latency chart alone as a standalone SVG, for slides.`,
+--svg and --png also write the throughput/latency chart alone, as SVG or PNG, for slides.`,
 		Example: `  inferperf profile --embedded -m dense --concurrency-range 1:16 --json run.json
   inferperf report run.json -o run.html --svg run-curve.svg`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -47,6 +47,11 @@ from elsewhere, so it opens offline and can be mailed as it is.
 			if err := writeTo(cmd, out, func(w io.Writer) error { return html.Write(w, sweep) }); err != nil {
 				return err
 			}
+			if pngFile != "" {
+				if err := writeTo(cmd, pngFile, func(w io.Writer) error { return html.CurvePNG(w, sweep) }); err != nil {
+					return err
+				}
+			}
 			if svg != "" {
 				if err := writeTo(cmd, svg, func(w io.Writer) error { return html.CurveSVG(w, sweep) }); err != nil {
 					return err
@@ -57,6 +62,7 @@ from elsewhere, so it opens offline and can be mailed as it is.
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", `HTML file to write (default RESULTS with .html; "-" for standard output)`)
 	cmd.Flags().StringVar(&svg, "svg", "", "also write the throughput/latency chart as a standalone SVG file")
+	cmd.Flags().StringVar(&pngFile, "png", "", "also write the throughput/latency chart as a PNG image")
 	return cmd
 }
 
