@@ -429,3 +429,23 @@ func budgetName(p float64) string {
 	}
 	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
 }
+
+// Measure loads the model's current configuration with the knobs k applied (through the
+// repository load API, as a tuning step does) and measures its operating point with the same
+// concurrency search the loop uses, starting at concurrency hint (< 1 = 1). It leaves that
+// configuration loaded. It exists to measure configurations outside the loop — a brute-force
+// grid to compare the loop's result with, as the end-to-end tests do.
+func (t *Tuner) Measure(ctx context.Context, k Knobs, hint int) (Measured, error) {
+	mc, err := t.admin.ModelConfig(ctx, t.opts.Model, "")
+	if err != nil {
+		return Measured{Knobs: k}, fmt.Errorf("reading the configuration of model '%s': %w", t.opts.Model, err)
+	}
+	js, err := apply(mc.JSON, k)
+	if err != nil {
+		return Measured{Knobs: k}, err
+	}
+	if err := t.admin.Load(ctx, t.opts.Model, string(js)); err != nil {
+		return Measured{Knobs: k}, fmt.Errorf("loading %s: %w", k, err)
+	}
+	return t.measure(ctx, k, hint)
+}
