@@ -132,26 +132,8 @@ func decodeInferRequest(body []byte, headerLen int) (*InferRequest, *Error) {
 		if err := in.checkTensor("input", i); err != nil {
 			return nil, err
 		}
-		name := in.t.Name
-		switch {
-		case in.hasBinary:
-			if in.binarySize > uint64(len(blobs)) {
-				return nil, Errorf(InvalidArg, "unexpected size for input '%s', expecting %d additional bytes",
-					name, in.binarySize-uint64(len(blobs)))
-			}
-			n := int(in.binarySize)
-			// Capped so that appending to one tensor's data can never overwrite the next blob.
-			in.t.Data = blobs[:n:n]
-			blobs = blobs[n:]
-			if err := validateData(in.t.Datatype, in.t.Shape, in.t.Data); err != nil {
-				return nil, Errorf(InvalidArg, "unexpected binary data for input '%s': %s", name, err.Msg)
-			}
-		case in.hasData:
-			data, err := decodeJSONData("input", name, in.t.Datatype, in.t.Shape, in.data)
-			if err != nil {
-				return nil, err
-			}
-			in.t.Data = data
+		if blobs, err = in.takeData("input", blobs); err != nil {
+			return nil, err
 		}
 		req.Inputs[i] = in.t
 	}
@@ -212,6 +194,33 @@ func (h *tensorHeader) checkSource() *Error {
 
 // checkTensor checks that an input or output object named itself and gave a known datatype and
 // a shape whose element count is representable.
+// takeData fills the tensor's Data from its binary blob (sliced off the front of blobs, which
+// it returns shortened) or from its JSON "data"; kind is "input" or "output" for messages.
+func (h *tensorHeader) takeData(kind string, blobs []byte) ([]byte, *Error) {
+	name := h.t.Name
+	switch {
+	case h.hasBinary:
+		if h.binarySize > uint64(len(blobs)) {
+			return nil, Errorf(InvalidArg, "unexpected size for %s '%s', expecting %d additional bytes",
+				kind, name, h.binarySize-uint64(len(blobs)))
+		}
+		n := int(h.binarySize)
+		// Capped so that appending to one tensor's data can never overwrite the next blob.
+		h.t.Data = blobs[:n:n]
+		blobs = blobs[n:]
+		if err := validateData(h.t.Datatype, h.t.Shape, h.t.Data); err != nil {
+			return nil, Errorf(InvalidArg, "unexpected binary data for %s '%s': %s", kind, name, err.Msg)
+		}
+	case h.hasData:
+		data, err := decodeJSONData(kind, name, h.t.Datatype, h.t.Shape, h.data)
+		if err != nil {
+			return nil, err
+		}
+		h.t.Data = data
+	}
+	return blobs, nil
+}
+
 func (h *tensorHeader) checkTensor(kind string, index int) *Error {
 	switch {
 	case !h.hasName:
@@ -1009,27 +1018,12 @@ func decodeInferResponse(body []byte, headerLen int) (*InferResponse, *Error) {
 		if err := out.checkTensor("output", i); err != nil {
 			return nil, err
 		}
-		name := out.t.Name
-		switch {
-		case out.hasBinary && out.hasData:
-			return nil, Errorf(InvalidArg, "output '%s' has both 'data' and 'binary_data_size'", name)
-		case out.hasBinary:
-			if out.binarySize > uint64(len(blobs)) {
-				return nil, Errorf(InvalidArg, "unexpected size for output '%s', expecting %d additional bytes",
-					name, out.binarySize-uint64(len(blobs)))
-			}
-			n := int(out.binarySize)
-			out.t.Data = blobs[:n:n]
-			blobs = blobs[n:]
-			if err := validateData(out.t.Datatype, out.t.Shape, out.t.Data); err != nil {
-				return nil, Errorf(InvalidArg, "unexpected binary data for output '%s': %s", name, err.Msg)
-			}
-		case out.hasData:
-			data, err := decodeJSONData("output", name, out.t.Datatype, out.t.Shape, out.data)
-			if err != nil {
-				return nil, err
-			}
-			out.t.Data = data
+		if out.hasBinary && out.hasData {
+			return nil, Errorf(InvalidArg, "output '%s' has both 'data' and 'binary_data_size'", out.t.Name)
+		}
+		var err *Error
+		if blobs, err = out.takeData("output", blobs); err != nil {
+			return nil, err
 		}
 		resp.Outputs[i] = out.t
 	}
