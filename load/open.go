@@ -249,9 +249,7 @@ func (o *Open) pace(ctx context.Context) {
 				return
 			}
 		}
-		if wait := due.Sub(o.clock()); wait > 0 {
-			shortSleep(wait)
-		}
+		sleepUntil(due, o.clock)
 		// A Stop that came during the wait wins over an idle worker. (A select picks at random
 		// among ready cases, hence a select of its own.)
 		select {

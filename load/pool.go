@@ -266,8 +266,6 @@ func (p *Pool) waitSlot(seq uint64, done <-chan struct{}) bool {
 			return false
 		}
 	}
-	if wait := due.Sub(p.clock()); wait > 0 {
-		shortSleep(wait)
-	}
+	sleepUntil(due, p.clock)
 	return !p.stopping.Load()
 }
