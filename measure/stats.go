@@ -70,6 +70,12 @@ func ThroughputCI(ws []Window, batch int) Interval {
 	for i, w := range ws {
 		xs[i] = w.Throughput(batch)
 	}
+	return MeanCI(xs)
+}
+
+// MeanCI is the 95% confidence interval of the mean of independent samples xs: mean ±
+// t(n-1)·s/√n (collapsed to the mean below two samples, see interval).
+func MeanCI(xs []float64) Interval {
 	mean, v := meanVar(xs)
 	return interval(mean, math.Sqrt(v), float64(len(xs)))
 }

@@ -8,27 +8,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"inferperf/results"
 )
 
 // Knobs are the settings the tuner changes, read from a configuration's JSON.
-type Knobs struct {
-	MaxBatch int
-	// Dynamic says whether dynamic_batching is present.
-	Dynamic      bool
-	QueueDelayUs int64
-	Preferred    []int64
-	// Instances is instance_group[0].count (1 when the configuration has no instance group).
-	Instances int
-}
-
-// String prints the knobs in one line.
-func (k Knobs) String() string {
-	db := "off"
-	if k.Dynamic {
-		db = fmt.Sprintf("on (queue delay %dus, preferred %v)", k.QueueDelayUs, k.Preferred)
-	}
-	return fmt.Sprintf("max_batch_size %d, dynamic batching %s, instances %d", k.MaxBatch, db, k.Instances)
-}
+type Knobs = results.Knobs
 
 // parseConfig decodes a configuration's JSON generically, keeping numbers exact.
 func parseConfig(js []byte) (map[string]any, error) {
@@ -365,13 +350,17 @@ func writeFields(b *strings.Builder, obj []member, indent string) {
 	}
 }
 
-// Diff is a unified-style line diff of a against b (whole files as one hunk, with context):
-// "-" lines only in a, "+" lines only in b, "  " lines in both. It is empty when they are equal.
+// diffContext is the number of unchanged lines a hunk shows around a change, as diff -u.
+const diffContext = 3
+
+// Diff is a unified diff of a against b (as diff -u prints it: hunks of changes with three lines
+// of context, "-" lines only in a, "+" lines only in b, " " lines in both). It is empty when they
+// are equal.
 func Diff(aName, bName, a, b string) string {
 	if a == b {
 		return ""
 	}
-	al, bl := strings.Split(strings.TrimSuffix(a, "\n"), "\n"), strings.Split(strings.TrimSuffix(b, "\n"), "\n")
+	al, bl := lines(a), lines(b)
 	// lcs[i][j] is the longest common subsequence of al[i:] and bl[j:].
 	lcs := make([][]int, len(al)+1)
 	for i := range lcs {
@@ -386,21 +375,80 @@ func Diff(aName, bName, a, b string) string {
 			}
 		}
 	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n@@ -1,%d +1,%d @@\n", aName, bName, len(al), len(bl))
+	// The edit script: each line of either file once, with its line numbers (1-based) in a and b.
+	type edit struct {
+		op   byte // ' ', '-' or '+'
+		text string
+		ai   int // lines of a before this one
+		bi   int // lines of b before this one
+	}
+	var script []edit
 	i, j := 0, 0
 	for i < len(al) || j < len(bl) {
 		switch {
 		case i < len(al) && j < len(bl) && al[i] == bl[j]:
-			out.WriteString(" " + al[i] + "\n")
+			script = append(script, edit{' ', al[i], i, j})
 			i, j = i+1, j+1
 		case i < len(al) && (j == len(bl) || lcs[i+1][j] >= lcs[i][j+1]):
-			out.WriteString("-" + al[i] + "\n")
+			script = append(script, edit{'-', al[i], i, j})
 			i++
 		default:
-			out.WriteString("+" + bl[j] + "\n")
+			script = append(script, edit{'+', bl[j], i, j})
 			j++
 		}
 	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", aName, bName)
+	for k := 0; k < len(script); {
+		if script[k].op == ' ' {
+			k++
+			continue
+		}
+		// A hunk: from diffContext lines before this change to diffContext lines after the last
+		// change that lies within 2·diffContext unchanged lines of the previous one.
+		from := max(0, k-diffContext)
+		end := k
+		for n := k; n < len(script); n++ {
+			if script[n].op != ' ' {
+				end = n
+			} else if n-end > 2*diffContext {
+				break
+			}
+		}
+		to := min(len(script), end+1+diffContext)
+		var aLen, bLen int
+		for _, e := range script[from:to] {
+			if e.op != '+' {
+				aLen++
+			}
+			if e.op != '-' {
+				bLen++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(script[from].ai, aLen), hunkRange(script[from].bi, bLen))
+		for _, e := range script[from:to] {
+			out.WriteByte(e.op)
+			out.WriteString(e.text)
+			out.WriteByte('\n')
+		}
+		k = to
+	}
 	return out.String()
+}
+
+// hunkRange is a hunk header's "start,length" for a hunk that begins after `before` lines; diff -u
+// prints an empty range's start as the line before it.
+func hunkRange(before, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", before)
+	}
+	return fmt.Sprintf("%d,%d", before+1, n)
+}
+
+// lines splits a text into its lines (none for "").
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }

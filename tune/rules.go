@@ -21,6 +21,35 @@ type Observation struct {
 	// MeanBatch is the mean executed batch size, Batch1 the share of executions of batch 1
 	// (0 when unknown).
 	MeanBatch, Batch1 float64
+	// GPUUtil is the GPUs' mean utilization (0-1) and GPUMem the largest share of a GPU's memory
+	// in use, from the server's metrics (--collect-metrics); HasGPU says whether there were any.
+	GPUUtil, GPUMem float64
+	HasGPU          bool
+	// CPUUtil is the server host's CPU utilization and CPUMem the share of its memory in use
+	// (HasCPU: whether the metrics gave them). The host is often shared with the load generator,
+	// so CPU utilization is reported, not acted on; memory is acted on (see Propose).
+	CPUUtil, CPUMem float64
+	HasCPU          bool
+}
+
+// memTightShare is the share of memory in use from which the tuner calls memory tight.
+const memTightShare = 0.9
+
+// MemoryTight says whether the accelerator's memory (or, without GPU metrics, the host's) is
+// nearly full: another instance or larger batches could run out.
+func (o Observation) MemoryTight() bool {
+	if o.HasGPU {
+		return o.GPUMem >= memTightShare
+	}
+	return o.HasCPU && o.CPUMem >= memTightShare
+}
+
+// memory describes the memory figure MemoryTight reads.
+func (o Observation) memory() string {
+	if o.HasGPU {
+		return fmt.Sprintf("GPU memory %.0f%% used", 100*o.GPUMem)
+	}
+	return fmt.Sprintf("host memory %.0f%% used", 100*o.CPUMem)
 }
 
 // Utilization estimates how busy the instances are: executions per second (throughput over the
@@ -54,6 +83,19 @@ func observe(l *results.Level, latency time.Duration) Observation {
 			o.MeanBatch, o.Batch1 = float64(items)/float64(execs), float64(ones)/float64(execs)
 		}
 	}
+	for _, g := range l.GPUs {
+		o.HasGPU = true
+		o.GPUUtil += g.Utilization / float64(len(l.GPUs))
+		if g.MemoryTotalBytes > 0 {
+			o.GPUMem = max(o.GPUMem, float64(g.MemoryUsedBytes)/float64(g.MemoryTotalBytes))
+		}
+	}
+	if c := l.CPU; c != nil {
+		o.HasCPU, o.CPUUtil = true, c.Utilization
+		if c.MemoryTotalBytes > 0 {
+			o.CPUMem = float64(c.MemoryUsedBytes) / float64(c.MemoryTotalBytes)
+		}
+	}
 	return o
 }
 
@@ -76,6 +118,8 @@ type Proposal struct {
 // Propose lists the changes the seed's rules suggest for a configuration, most promising first.
 // Every proposal changes one setting. The rules, in order:
 //
+//  0. memory-tight: more than one instance and memory nearly full (≥ 90% of the GPU's, or of
+//     the host's without GPU metrics) → instance_group.count - 1, before anything else.
 //  1. latency-high: the operating point's latency is within 20% of the budget and the batcher
 //     holds requests (queue delay > 0) → halve max_queue_delay_microseconds.
 //  2. enable-batching: the model batches (max_batch_size > 0), dynamic batching is off and
@@ -83,19 +127,23 @@ type Proposal struct {
 //     flight → enable dynamic_batching (no queue delay: batch what is already waiting).
 //  3. add-instance: the instances are busy — requests wait at least as long as they compute
 //     (queue ≥ compute), or the estimated utilization (executions/s × compute time per
-//     execution ÷ instances) is ≥ 70% → instance_group.count + 1, up to MaxInstances.
+//     execution ÷ instances) is ≥ 70% — or the GPU is under-used (< 60%) while requests wait
+//     (queue ≥ half the compute) → instance_group.count + 1, up to MaxInstances. Not when memory
+//     is tight, nor when the GPUs are saturated (≥ 95%: another instance only shares them).
 //  4. fill-batches: dynamic batching is on, executions average under half of max_batch_size and
 //     the latency leaves room (< 80% of the budget) → raise max_queue_delay_microseconds (from 0
 //     to a quarter of the compute time, at least 500 µs, then doubling; at most a quarter of the
 //     budget).
 //  5. preferred-batch: executions are mostly of batch 1 (≥ 50%) under load → set or raise
 //     preferred_batch_size (half of max_batch_size first, then doubling, up to max_batch_size).
-//  6. raise-max-batch: batches come out nearly full (mean ≥ 80% of max_batch_size) and the
-//     latency leaves room → double max_batch_size, up to MaxBatchSize.
+//  6. raise-max-batch: batches come out nearly full (mean ≥ 80% of max_batch_size), the latency
+//     leaves room and memory is not tight → double max_batch_size, up to MaxBatchSize.
 //  7. remove-instance: more than one instance and requests hardly wait (queue < 10% of compute:
 //     instances sit idle) → instance_group.count - 1.
 //
-// The tuner tries them in this order, skipping any already tried on the same configuration.
+// The host's CPU utilization is not a rule's input: the load generator often shares the host,
+// so it says little about the model's instances. The tuner tries the proposals in this order,
+// skipping any already tried on the same configuration.
 func Propose(k Knobs, o Observation, lim Limits) []Proposal {
 	var out []Proposal
 	add := func(rule, why string, to Knobs) {
@@ -109,8 +157,16 @@ func Propose(k Knobs, o Observation, lim Limits) []Proposal {
 	budget := float64(lim.Budget.Microseconds())
 	lat := float64(o.Latency.Microseconds())
 	busy := o.ComputeUs > 0 && (o.QueueUs >= o.ComputeUs || o.Utilization(k.Instances) >= 0.7)
+	underUsed := o.HasGPU && o.GPUUtil < 0.6 && o.ComputeUs > 0 && o.QueueUs >= 0.5*o.ComputeUs
+	saturated := o.HasGPU && o.GPUUtil >= 0.95
+	tight := o.MemoryTight()
 	roomy := lat < 0.8*budget
 
+	if tight && k.Instances > 1 {
+		to := clone()
+		to.Instances--
+		add("memory-tight", o.memory()+": free memory", to)
+	}
 	if k.Dynamic && k.QueueDelayUs > 0 && !roomy {
 		to := clone()
 		to.QueueDelayUs = k.QueueDelayUs / 2
@@ -121,10 +177,14 @@ func Propose(k Knobs, o Observation, lim Limits) []Proposal {
 		to.Dynamic, to.QueueDelayUs = true, 0
 		add("enable-batching", fmt.Sprintf("queue %.0fus vs compute %.0fus at concurrency %d: batch the waiting requests", o.QueueUs, o.ComputeUs, o.Concurrency), to)
 	}
-	if busy && k.Instances < lim.MaxInstances {
+	if (busy || underUsed) && !saturated && !tight && k.Instances < lim.MaxInstances {
 		to := clone()
 		to.Instances++
-		add("add-instance", fmt.Sprintf("instances busy: utilization %.0f%%, queue %.0fus vs compute %.0fus", 100*o.Utilization(k.Instances), o.QueueUs, o.ComputeUs), to)
+		why := fmt.Sprintf("instances busy: utilization %.0f%%, queue %.0fus vs compute %.0fus", 100*o.Utilization(k.Instances), o.QueueUs, o.ComputeUs)
+		if underUsed {
+			why = fmt.Sprintf("GPU under-used (%.0f%%) while requests wait: queue %.0fus vs compute %.0fus", 100*o.GPUUtil, o.QueueUs, o.ComputeUs)
+		}
+		add("add-instance", why, to)
 	}
 	if k.Dynamic && k.MaxBatch > 1 && o.MeanBatch > 0 && o.MeanBatch < 0.5*float64(k.MaxBatch) && roomy {
 		to := clone()
@@ -155,12 +215,12 @@ func Propose(k Knobs, o Observation, lim Limits) []Proposal {
 			add("preferred-batch", fmt.Sprintf("%.0f%% of executions are batch 1 at concurrency %d", 100*o.Batch1, o.Concurrency), to)
 		}
 	}
-	if k.Dynamic && k.MaxBatch > 0 && o.MeanBatch >= 0.8*float64(k.MaxBatch) && roomy && 2*k.MaxBatch <= lim.MaxBatchSize {
+	if k.Dynamic && k.MaxBatch > 0 && o.MeanBatch >= 0.8*float64(k.MaxBatch) && roomy && !tight && 2*k.MaxBatch <= lim.MaxBatchSize {
 		to := clone()
 		to.MaxBatch = 2 * k.MaxBatch
 		add("raise-max-batch", fmt.Sprintf("batches average %.1f of %d: they come out full", o.MeanBatch, k.MaxBatch), to)
 	}
-	if k.Instances > 1 && o.ComputeUs > 0 && o.QueueUs < 0.1*o.ComputeUs {
+	if k.Instances > 1 && !tight && o.ComputeUs > 0 && o.QueueUs < 0.1*o.ComputeUs {
 		to := clone()
 		to.Instances--
 		add("remove-instance", fmt.Sprintf("queue %.0fus is under 10%% of compute %.0fus: instances sit idle", o.QueueUs, o.ComputeUs), to)

@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"inferperf/client"
+	"inferperf/measure"
 	"inferperf/profile"
 	"inferperf/results"
+	"inferperf/scrape"
 )
 
 // Options configure a tuning run.
@@ -41,55 +43,27 @@ type Options struct {
 	// MaxConcurrency bounds the concurrency search (0 = 128); MaxInstances the instance count
 	// (0 = 4); MaxBatchSize the max_batch_size the tuner may raise to (0 = 32).
 	MaxConcurrency, MaxInstances, MaxBatchSize int
+	// MinWindows is the fewest windows a configuration's operating point is measured over (0 =
+	// 8): the concurrency search stops a level after three stable windows, too few for the
+	// keep/revert test to see a real gain through the noise, so the operating point is measured
+	// again until its sample has this many.
+	MinWindows int
+	// Metrics, if set, scrapes the server's Prometheus endpoint while each level runs; the rules
+	// read the GPUs' utilization and memory (and the host's memory) from it.
+	Metrics *scrape.Scraper
 	// Out receives the step log as it happens (nil = none).
 	Out io.Writer
+	// Now is the clock of the result's start and finish stamps (nil = time.Now).
+	Now func() time.Time
 }
 
-// Measured is one configuration's operating point: the highest-throughput level inside the budget.
-type Measured struct {
-	Knobs Knobs `json:"knobs"`
-	// Point is the operating point (zero when no level stays inside the budget) and CI the 95%
-	// confidence interval of its throughput over windows.
-	Point results.Point    `json:"point"`
-	CI    results.Interval `json:"throughput_ci"`
-	// OK says whether any level stayed inside the budget; LatencyUs is the operating point's
-	// budget figure (the budget's percentile, or the average).
-	OK        bool  `json:"ok"`
-	LatencyUs int64 `json:"latency_us"`
-	// Windows are the operating point's per-window throughputs, the sample the decision compares.
-	Windows []float64 `json:"windows"`
-	// Levels are every level the concurrency search measured, in order (the curve).
-	Levels []results.Level `json:"levels"`
-}
-
-// Step is one change tried.
-type Step struct {
-	Change string `json:"change"`
-	Rule   string `json:"rule"`
-	// Before is the best configuration's measurement when the change was tried; After the
-	// changed configuration's.
-	Before Measured `json:"before"`
-	After  Measured `json:"after"`
-	Kept   bool     `json:"kept"`
-	Why    string   `json:"why"`
-}
-
-// Result is a tuning run.
-type Result struct {
-	Model  string `json:"model"`
-	Budget string `json:"budget"`
-	// Baseline is the original configuration's measurement, Best the best kept one's.
-	Baseline Measured `json:"baseline"`
-	Best     Measured `json:"best"`
-	Steps    []Step   `json:"steps"`
-	// Stop says why the loop ended.
-	Stop string `json:"stop"`
-	// BaseConfigJSON is the original configuration; BestConfigJSON the best found; FinalConfigJSON
-	// the configuration loaded on the server at the end, as it renders it.
-	BaseConfigJSON  []byte `json:"base_config"`
-	BestConfigJSON  []byte `json:"best_config"`
-	FinalConfigJSON []byte `json:"final_config"`
-}
+// Measured is one configuration's operating point and the levels that found it; Step is one
+// change tried; Result is a tuning run. They live in package results, which the reports read.
+type (
+	Measured = results.ConfigPoint
+	Step     = results.TuningStep
+	Result   = results.Tuning
+)
 
 // Tuner runs the loop against one server.
 type Tuner struct {
@@ -113,6 +87,12 @@ func New(opts Options, inf client.Inferer, admin client.Admin) *Tuner {
 	if opts.MaxBatchSize <= 0 {
 		opts.MaxBatchSize = 32
 	}
+	if opts.MinWindows <= 0 {
+		opts.MinWindows = 8
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	out := opts.Out
 	if out == nil {
 		out = io.Discard
@@ -128,7 +108,17 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 	if o.Budget.Limit <= 0 {
 		return nil, errors.New("tune: the latency budget must be positive")
 	}
-	res = &Result{Model: o.Model, Budget: o.Budget.String()}
+	res = &Result{Schema: results.TuningSchemaVersion, Kind: "tuning", Tool: "inferperf", Started: o.Now(),
+		URL: o.Profile.URL, Protocol: o.Profile.Protocol, Model: o.Model, Budget: o.Budget.String(),
+		Percentile: o.Budget.Percentile, BudgetUs: o.Budget.Limit.Microseconds()}
+	defer func() { res.Finished = o.Now() }()
+	if o.Metrics != nil {
+		defer func() {
+			for _, w := range o.Metrics.Warnings() {
+				fmt.Fprintln(t.out, "WARNING:", w)
+			}
+		}()
+	}
 	mc, err := t.admin.ModelConfig(ctx, o.Model, "")
 	if err != nil {
 		return res, fmt.Errorf("reading the configuration of model '%s': %w", o.Model, err)
@@ -139,6 +129,12 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 		return res, err
 	}
 	loaded := mc.JSON // what the server runs now
+	// Runs after the final load below (deferred calls run last first).
+	defer func() {
+		if perr := t.render(res); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}()
 	defer func() {
 		target := res.BestConfigJSON
 		if o.Restore {
@@ -263,6 +259,21 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 	return res, nil
 }
 
+// render fills the result's final config.pbtxt and its diff against the original.
+func (t *Tuner) render(res *Result) error {
+	base, err := Pbtxt(res.BaseConfigJSON)
+	if err != nil {
+		return err
+	}
+	final, err := Pbtxt(res.FinalConfigJSON)
+	if err != nil {
+		return err
+	}
+	res.FinalPbtxt = final
+	res.Diff = Diff("original/config.pbtxt", "tuned/config.pbtxt", base, final)
+	return nil
+}
+
 // load loads a configuration and records it as the loaded one.
 func (t *Tuner) load(ctx context.Context, js []byte, loaded *[]byte) error {
 	if err := t.admin.Load(ctx, t.opts.Model, string(js)); err != nil {
@@ -303,8 +314,9 @@ func (t *Tuner) latency(l *results.Level) time.Duration {
 	return time.Duration(us) * time.Microsecond
 }
 
-// level measures one concurrency with the loaded configuration.
-func (t *Tuner) level(ctx context.Context, c int) (*results.Level, error) {
+// level measures one concurrency with the loaded configuration: until the windows are stable
+// (fixed = 0), or exactly fixed windows.
+func (t *Tuner) level(ctx context.Context, c, fixed int) (*results.Level, error) {
 	cfg := t.opts.Profile
 	cfg.Model = t.opts.Model
 	cfg.Concurrency = profile.Range{Start: uint64(c), End: uint64(c), Step: 1}
@@ -314,7 +326,14 @@ func (t *Tuner) level(ctx context.Context, c int) (*results.Level, error) {
 	if cfg.MaxThreads < c {
 		cfg.MaxThreads = c
 	}
-	sweep, err := profile.New(cfg, t.inf, t.admin).Run(ctx)
+	if fixed > 0 {
+		// No stability rule can pass at 0%, so the level runs all fixed windows and ends
+		// "unstable", which level accepts below: the windows are what is wanted.
+		cfg.MaxTrials, cfg.StabilityPercentage = fixed, 0
+	}
+	r := profile.New(cfg, t.inf, t.admin)
+	r.Metrics = t.opts.Metrics
+	sweep, err := r.Run(ctx)
 	var lvl *results.Level
 	if sweep != nil && len(sweep.Levels) > 0 {
 		lvl = &sweep.Levels[len(sweep.Levels)-1]
@@ -340,7 +359,7 @@ func (t *Tuner) measure(ctx context.Context, k Knobs, hint int) (Measured, error
 	maxC := t.opts.MaxConcurrency
 	var bestLvl *results.Level
 	within := func(c int) (bool, error) {
-		l, err := t.level(ctx, c)
+		l, err := t.level(ctx, c, 0)
 		if err != nil || l == nil {
 			return false, err
 		}
@@ -401,10 +420,28 @@ func (t *Tuner) measure(ctx context.Context, k Knobs, hint int) (Measured, error
 		m.Point = results.Point{Concurrency: l.Concurrency, Throughput: l.Throughput, AvgUs: l.Latency.AvgUs,
 			P95Us: l.Latency.Percentiles["95"], P99Us: l.Latency.Percentiles["99"],
 			Why: fmt.Sprintf("highest throughput with %s latency within %v", budgetName(t.opts.Budget.Percentile), t.opts.Budget.Limit)}
-		m.CI, m.LatencyUs = l.ThroughputCI, t.latency(l).Microseconds()
+		m.LatencyUs = t.latency(l).Microseconds()
 		for _, w := range l.Windows {
 			m.Windows = append(m.Windows, w.Throughput)
 		}
+		// More windows at the operating point, so that the decision has a sample to test.
+		for tries := 0; len(m.Windows) < t.opts.MinWindows && tries < 3; tries++ {
+			more, err := t.level(ctx, l.Concurrency, t.opts.MinWindows-len(m.Windows))
+			if err != nil {
+				return m, err
+			}
+			if more == nil {
+				break
+			}
+			for _, w := range more.Windows {
+				m.Windows = append(m.Windows, w.Throughput)
+			}
+		}
+		ci := measure.MeanCI(m.Windows)
+		m.CI = results.Interval{Mean: ci.Mean, Low: ci.Low, High: ci.High}
+		// The operating point's throughput is the mean over all its windows, the figure the
+		// decision tests (the curve keeps the first measurement's).
+		m.Point.Throughput = ci.Mean
 	}
 	return m, nil
 }

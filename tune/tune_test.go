@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,16 @@ func TestPropose(t *testing.T) {
 			"", nil, []string{"add-instance"}},
 		{"idle instances", Knobs{MaxBatch: 8, Dynamic: true, Instances: 3}, Observation{Concurrency: 2, Throughput: 100, Latency: ms(45), QueueUs: 100, ComputeUs: 12000, MeanBatch: 1},
 			"remove-instance", nil, []string{"add-instance"}},
+		{"GPU under-used while requests wait", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 7000, ComputeUs: 12000, MeanBatch: 3, HasGPU: true, GPUUtil: 0.3, GPUMem: 0.2},
+			"add-instance", []string{"fill-batches"}, nil},
+		{"GPU saturated", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 3, HasGPU: true, GPUUtil: 0.98, GPUMem: 0.2},
+			"fill-batches", nil, []string{"add-instance"}},
+		{"GPU memory tight", Knobs{MaxBatch: 8, Dynamic: true, Instances: 3}, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 7, HasGPU: true, GPUUtil: 0.5, GPUMem: 0.95},
+			"memory-tight", nil, []string{"add-instance", "raise-max-batch", "remove-instance"}},
+		{"host memory tight without GPU metrics", Knobs{MaxBatch: 8, Dynamic: true, Instances: 2}, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 7, HasCPU: true, CPUUtil: 0.99, CPUMem: 0.93},
+			"memory-tight", nil, []string{"add-instance", "raise-max-batch"}},
+		{"busy host CPU is not acted on", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 3, HasCPU: true, CPUUtil: 1, CPUMem: 0.3},
+			"add-instance", nil, nil},
 	}
 	for _, c := range cases {
 		ps := Propose(c.k, c.o, lim)
@@ -138,12 +149,126 @@ parameters {
 	}
 	after, _ := Pbtxt(js)
 	d := Diff("a", "b", before, after)
-	for _, line := range []string{"+dynamic_batching {", "+  preferred_batch_size: [ 4 ]", "+  max_queue_delay_microseconds: 500", "-    count: 1", "+    count: 2", " max_batch_size: 8"} {
+	for _, line := range []string{"+dynamic_batching {", "+  preferred_batch_size: [ 4 ]", "+  max_queue_delay_microseconds: 500", "-    count: 1", "+    count: 2", " parameters {"} {
 		if !strings.Contains(d, line+"\n") {
 			t.Errorf("diff lacks %q:\n%s", line, d)
 		}
 	}
 	if Diff("a", "b", before, before) != "" {
 		t.Error("diff of equal texts is not empty")
+	}
+}
+
+// TestDiffUnified: Diff prints what `diff -u` prints for the same two files (the expected hunks
+// below are diff's own output, header lines aside): three lines of context, nearby changes in one
+// hunk, empty ranges as diff writes them.
+func TestDiffUnified(t *testing.T) {
+	lines20 := func(edit func([]string) []string) string {
+		var ls []string
+		for i := 1; i <= 20; i++ {
+			ls = append(ls, fmt.Sprintf("line %d", i))
+		}
+		if edit != nil {
+			ls = edit(ls)
+		}
+		return strings.Join(ls, "\n") + "\n"
+	}
+	set := func(kv map[int]string) func([]string) []string {
+		return func(ls []string) []string {
+			for k, v := range kv {
+				ls[k-1] = v
+			}
+			return ls
+		}
+	}
+	cases := []struct {
+		name, a, b, hunks string
+	}{
+		{"one change in the middle", lines20(nil), lines20(set(map[int]string{10: "changed 10"})), `@@ -7,7 +7,7 @@
+ line 7
+ line 8
+ line 9
+-line 10
++changed 10
+ line 11
+ line 12
+ line 13
+`},
+		{"two changes far apart", lines20(nil), lines20(set(map[int]string{2: "changed 2", 18: "changed 18"})), `@@ -1,5 +1,5 @@
+ line 1
+-line 2
++changed 2
+ line 3
+ line 4
+ line 5
+@@ -15,6 +15,6 @@
+ line 15
+ line 16
+ line 17
+-line 18
++changed 18
+ line 19
+ line 20
+`},
+		{"two changes 6 lines apart", lines20(nil), lines20(set(map[int]string{6: "changed 6", 12: "changed 12"})), `@@ -3,13 +3,13 @@
+ line 3
+ line 4
+ line 5
+-line 6
++changed 6
+ line 7
+ line 8
+ line 9
+ line 10
+ line 11
+-line 12
++changed 12
+ line 13
+ line 14
+ line 15
+`},
+		{"two changes 7 lines apart", lines20(nil), lines20(set(map[int]string{6: "changed 6", 13: "changed 13"})), `@@ -3,14 +3,14 @@
+ line 3
+ line 4
+ line 5
+-line 6
++changed 6
+ line 7
+ line 8
+ line 9
+ line 10
+ line 11
+ line 12
+-line 13
++changed 13
+ line 14
+ line 15
+ line 16
+`},
+		{"delete first, add last", lines20(nil), lines20(func(ls []string) []string { return append(ls[1:], "line 21") }), `@@ -1,4 +1,3 @@
+-line 1
+ line 2
+ line 3
+ line 4
+@@ -18,3 +17,4 @@
+ line 18
+ line 19
+ line 20
++line 21
+`},
+		{"from empty", "", "x\ny\n", `@@ -0,0 +1,2 @@
++x
++y
+`},
+		{"to empty", "x\ny\n", "", `@@ -1,2 +0,0 @@
+-x
+-y
+`},
+	}
+	for _, c := range cases {
+		want := "--- a\n+++ b\n" + c.hunks
+		if got := Diff("a", "b", c.a, c.b); got != want {
+			t.Errorf("%s: Diff =\n%s\nwant (diff -u)\n%s", c.name, got, want)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +23,8 @@ func newReportCmd() *cobra.Command {
 		Use:   "report RESULTS.json [flags]",
 		Short: "Draw the HTML report of a saved run (and its main chart as SVG)",
 		Long: `report reads the results file that 'inferperf profile --json FILE' wrote and draws one
-self-contained HTML page from it: the throughput/latency curve (p50, p95, p99) with the knee, the
+self-contained HTML page from it (a tuning run's, from 'inferperf tune --json FILE', draws the
+way the tuner took: every kept configuration's curve, each step and the final config): the throughput/latency curve (p50, p95, p99) with the knee, the
 latency budget and the operating point marked, the latency breakdown of every level, the GPU
 metrics, every level's figures and errors, and the settings of the run. The page loads nothing
 from elsewhere, so it opens offline and can be mailed as it is.
@@ -37,12 +40,24 @@ from elsewhere, so it opens offline and can be mailed as it is.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sweep, err := readResults(args[0])
+			sweep, tuning, err := readResults(args[0])
 			if err != nil {
 				return err
 			}
 			if out == "" {
 				out = strings.TrimSuffix(args[0], filepath.Ext(args[0])) + ".html"
+			}
+			if tuning != nil {
+				if pngFile != "" {
+					return errors.New("--png draws a profile run's curve; for a tuning run use --svg")
+				}
+				if err := writeTo(cmd, out, func(w io.Writer) error { return html.WriteTuning(w, tuning) }); err != nil {
+					return err
+				}
+				if svg != "" {
+					return writeTo(cmd, svg, func(w io.Writer) error { return html.TuningSVG(w, tuning) })
+				}
+				return nil
 			}
 			if err := writeTo(cmd, out, func(w io.Writer) error { return html.Write(w, sweep) }); err != nil {
 				return err
@@ -66,32 +81,50 @@ from elsewhere, so it opens offline and can be mailed as it is.
 	return cmd
 }
 
-// readResults reads and checks a results file, with errors that name it in one line.
-func readResults(path string) (*results.Sweep, error) {
-	f, err := os.Open(path)
+// readResults reads and checks a results file, with errors that name it in one line: a
+// profile run's (the sweep) or a tuning run's (kind "tuning").
+func readResults(path string) (*results.Sweep, *results.Tuning, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // the path is named below
 		}
-		return nil, fmt.Errorf("reading results %s: %w", path, err)
+		return nil, nil, fmt.Errorf("reading results %s: %w", path, err)
 	}
-	defer f.Close()
-	sweep, err := report.ReadJSON(f)
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("reading results %s: the file is empty", path)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, fmt.Errorf("reading results %s: the file is empty", path)
 	}
+	var head struct {
+		Kind   string `json:"kind"`
+		Schema int    `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json' or 'inferperf tune --json': %w", path, err)
+	}
+	if head.Kind == "tuning" {
+		if head.Schema > results.TuningSchemaVersion {
+			return nil, nil, fmt.Errorf("reading results %s: written by a newer inferperf (tuning schema %d; this one reads up to %d)",
+				path, head.Schema, results.TuningSchemaVersion)
+		}
+		var t results.Tuning
+		if err := json.Unmarshal(data, &t); err != nil {
+			return nil, nil, fmt.Errorf("reading results %s: not a tuning file of 'inferperf tune --json': %w", path, err)
+		}
+		return nil, &t, nil
+	}
+	sweep, err := report.ReadJSON(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json': %w", path, err)
+		return nil, nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json': %w", path, err)
 	}
 	switch {
 	case sweep.Schema == 0 && len(sweep.Levels) == 0:
-		return nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json' (no schema, no levels)", path)
+		return nil, nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json' (no schema, no levels)", path)
 	case sweep.Schema > results.SchemaVersion:
-		return nil, fmt.Errorf("reading results %s: written by a newer inferperf (schema %d; this one reads up to %d)",
+		return nil, nil, fmt.Errorf("reading results %s: written by a newer inferperf (schema %d; this one reads up to %d)",
 			path, sweep.Schema, results.SchemaVersion)
 	}
-	return sweep, nil
+	return sweep, nil, nil
 }
 
 // writeTo writes one output file through writeFile (or to standard output for "-") and says on

@@ -17,22 +17,30 @@ import (
 	"inferperf/client/grpcclient"
 	"inferperf/client/httpclient"
 	"inferperf/profile"
+	"inferperf/report/html"
+	"inferperf/scrape"
 	"inferperf/server/daemon"
 	"inferperf/tune"
 )
 
 // tuneFlags are `inferperf tune`'s options.
 type tuneFlags struct {
-	model, url, protocol, budget, configOut, jsonOut  string
-	embedded, restore                                 bool
-	maxSteps, maxConcurrency, maxInstances, maxTrials int
-	timeLimit, interval                               time.Duration
-	stability                                         float64
+	model, url, protocol, budget, configOut, jsonOut, htmlOut, metricsURL string
+	embedded, restore, collectMetrics                                     bool
+	maxSteps, maxConcurrency, maxInstances, maxTrials, minWindows         int
+	timeLimit, interval, metricsInterval                                  time.Duration
+	stability                                                             float64
+}
+
+// defaultTuneFlags are `inferperf tune`'s defaults.
+func defaultTuneFlags() tuneFlags {
+	return tuneFlags{protocol: "http", budget: "p95:50ms", maxSteps: 10, maxConcurrency: 128, maxInstances: 4,
+		maxTrials: 6, minWindows: 8, interval: 500 * time.Millisecond, stability: 30, collectMetrics: true,
+		metricsInterval: time.Second}
 }
 
 func newTuneCmd() *cobra.Command {
-	f := tuneFlags{protocol: "http", budget: "p95:50ms", maxSteps: 10, maxConcurrency: 128, maxInstances: 4,
-		maxTrials: 6, interval: 500 * time.Millisecond, stability: 30}
+	f := defaultTuneFlags()
 	cmd := &cobra.Command{
 		Use:   "tune -m MODEL --latency-budget p95:50ms [flags]",
 		Short: "Tune a model's configuration for throughput within a latency budget, one change at a time",
@@ -45,7 +53,13 @@ the throughput inside the budget is better beyond noise (Welch's t-test on per-w
 throughputs, 95%); otherwise it is reverted. It stops when no rule proposes an untried change, or
 at --max-steps / --time-limit. On exit (finished, interrupted or failed) the server is left on the
 best configuration found, or on the original with --restore; the final config.pbtxt and its diff
-against the original are printed.`,
+against the original are printed.
+
+The rules read the server's statistics (queue and compute time, batch sizes) and, with
+--collect-metrics (on by default), its Prometheus metrics: GPU utilization and memory (Triton's
+nv_gpu_* or DCGM's), or the host's memory without a GPU. --html draws the tuning story: the
+curve of every configuration kept, the step-by-step throughput with confidence intervals, every
+decision and the final config; 'inferperf report' draws it again from the --json file.`,
 		Example: `  inferperf tune --embedded -m delay --latency-budget p95:50ms
   inferperf tune -u localhost:8001 -i grpc -m resnet50 --latency-budget p99:20ms --time-limit 10m --config-out tuned.pbtxt`,
 		Args: cobra.NoArgs,
@@ -63,7 +77,12 @@ against the original are printed.`,
 	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop after this long (0 = no limit)")
 	fl.BoolVar(&f.restore, "restore", false, "leave the original configuration loaded at the end")
 	fl.StringVar(&f.configOut, "config-out", "", "write the final config.pbtxt to this file")
-	fl.StringVar(&f.jsonOut, "json", "", "write every step and measurement as JSON to this file")
+	fl.StringVar(&f.jsonOut, "json", "", "write every step and measurement as JSON to this file ('inferperf report' reads it)")
+	fl.StringVar(&f.htmlOut, "html", "", "write the tuning report (self-contained HTML) to this file")
+	fl.BoolVar(&f.collectMetrics, "collect-metrics", f.collectMetrics, "scrape the server's Prometheus metrics (GPU utilization and memory) for the rules")
+	fl.StringVar(&f.metricsURL, "metrics-url", "", "the server's metrics endpoint (default: the server's host, port 8002, /metrics)")
+	fl.DurationVar(&f.metricsInterval, "metrics-interval", f.metricsInterval, "how often to scrape the metrics")
+	fl.IntVar(&f.minWindows, "min-windows", f.minWindows, "the fewest measurement windows at each configuration's operating point (the keep/revert test's sample)")
 	fl.IntVar(&f.maxConcurrency, "max-concurrency", f.maxConcurrency, "the highest concurrency the search tries")
 	fl.IntVar(&f.maxInstances, "max-instances", f.maxInstances, "the most instances the tuner may configure")
 	fl.DurationVarP(&f.interval, "measurement-interval", "p", f.interval, "the length of a measurement window")
@@ -82,6 +101,14 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 	if f.embedded && f.url != "" {
 		return errors.New("--embedded starts its own server: drop -u")
 	}
+	switch {
+	case f.minWindows < 2:
+		return fmt.Errorf("--min-windows %d: the keep/revert test needs at least 2 windows", f.minWindows)
+	case f.metricsInterval <= 0:
+		return fmt.Errorf("--metrics-interval %v: must be positive", f.metricsInterval)
+	case !f.collectMetrics && f.metricsURL != "":
+		return errors.New("--metrics-url needs --collect-metrics")
+	}
 	budget, err := parseBudget(f.budget)
 	if err != nil {
 		return fmt.Errorf("--latency-budget: %w", err)
@@ -92,14 +119,17 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	url := f.url
+	url, metricsURL := f.url, f.metricsURL
 	if f.embedded {
-		d, err := daemon.Start(context.Background(), daemon.Config{Address: "127.0.0.1", MetricsPort: -1, ModelControlMode: "explicit", ExitOnError: true})
+		d, err := daemon.Start(context.Background(), daemon.Config{Address: "127.0.0.1", MetricsPort: 0, ModelControlMode: "explicit", ExitOnError: true, CPUMetrics: true})
 		if err != nil {
 			return fmt.Errorf("starting the embedded server: %w", err)
 		}
 		defer d.Shutdown(context.Background())
 		url = d.HTTPAddr
+		if metricsURL == "" {
+			metricsURL = "http://" + d.MetricsAddr + "/metrics"
+		}
 		if f.protocol == "grpc" {
 			url = d.GRPCAddr
 		}
@@ -133,10 +163,20 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 	if err := pcfg.Validate(); err != nil {
 		return err
 	}
-	tuner := tune.New(tune.Options{Model: f.model, Budget: *budget, Profile: pcfg, MaxSteps: f.maxSteps,
+	topts := tune.Options{Model: f.model, Budget: *budget, Profile: pcfg, MaxSteps: f.maxSteps,
 		TimeLimit: f.timeLimit, Restore: f.restore, MaxConcurrency: f.maxConcurrency, MaxInstances: f.maxInstances,
-		Out: stdout}, c, c)
+		MinWindows: f.minWindows, Out: stdout}
+	if f.collectMetrics {
+		if metricsURL == "" {
+			metricsURL = defaultMetricsURL(url)
+		}
+		topts.Metrics = scrape.New(metricsURL, f.metricsInterval, nil)
+	}
+	tuner := tune.New(topts, c, c)
 	res, runErr := tuner.Run(ctx)
+	if res != nil {
+		res.Version = version
+	}
 	if res != nil && len(res.BaseConfigJSON) > 0 {
 		if err := printTuneResult(stdout, f, res); err != nil && runErr == nil {
 			runErr = err
@@ -161,17 +201,10 @@ func printTuneResult(w io.Writer, f *tuneFlags, res *tune.Result) error {
 		fmt.Fprintf(w, "Throughput within %s: %.1f -> %.1f infer/sec (x%.2f)\n", res.Budget,
 			res.Baseline.Point.Throughput, res.Best.Point.Throughput, res.Best.Point.Throughput/res.Baseline.Point.Throughput)
 	}
-	base, err := tune.Pbtxt(res.BaseConfigJSON)
-	if err != nil {
-		return err
-	}
-	final, err := tune.Pbtxt(res.FinalConfigJSON)
-	if err != nil {
-		return err
-	}
+	final := res.FinalPbtxt
 	fmt.Fprintf(w, "\nFinal config.pbtxt (loaded on the server):\n%s", final)
-	if d := tune.Diff("original/config.pbtxt", "tuned/config.pbtxt", base, final); d != "" {
-		fmt.Fprintf(w, "\nDiff against the original:\n%s", d)
+	if res.Diff != "" {
+		fmt.Fprintf(w, "\nDiff against the original:\n%s", res.Diff)
 	} else {
 		fmt.Fprintln(w, "\nThe final configuration is the original.")
 	}
@@ -185,6 +218,9 @@ func printTuneResult(w io.Writer, f *tuneFlags, res *tune.Result) error {
 			e.SetIndent("", "  ")
 			return e.Encode(res)
 		}))
+	}
+	if f.htmlOut != "" {
+		errs = append(errs, writeFile(f.htmlOut, func(o io.Writer) error { return html.WriteTuning(o, res) }))
 	}
 	return errors.Join(errs...)
 }

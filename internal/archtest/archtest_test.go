@@ -66,7 +66,7 @@ var table = map[string]rule{
 	// L4.
 	"report":      {layer: 4, allowed: []string{"results"}},
 	"report/html": {layer: 4, allowed: []string{"results"}},
-	"tune":        {layer: 4, allowed: []string{"profile", "measure", "client", "results"}},
+	"tune":        {layer: 4, allowed: []string{"profile", "measure", "client", "results", "scrape"}}, // scrape: the levels' metrics feed the rules
 	// The front ends encode statistics snapshots and render configurations, so they read
 	// server/stats and server/repository types too.
 	"server/httpapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "server/stats", "server/repository"}},
