@@ -25,6 +25,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -67,6 +68,10 @@ type Exporter struct {
 	err    error    // the first write error
 	closed bool
 
+	// tmpPath and path are set by Create: the export is written to tmpPath and put in place at
+	// path by Close, so that the path never holds half a document.
+	tmpPath, path string
+
 	// Writer state, owned by the writer goroutine.
 	w          *bufio.Writer
 	f          io.Closer
@@ -78,17 +83,50 @@ type Exporter struct {
 	inputsSnap [][]byte
 }
 
-// Create creates the file, refusing to overwrite one that exists (as perf_analyzer does), and
-// starts the writer. version is written as the export's "version".
+// Create starts an export to the file path, refusing to overwrite one that exists (as
+// perf_analyzer does), and starts the writer. version is written as the export's "version".
+// The document streams to a temporary file beside path (TempPath) that Close links into place
+// whole, so that an interrupted process leaves either no file or a complete one.
 func Create(path, version string) (*Exporter, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("the profile export file %s already exists: choose another name or remove it", path)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, existsError(path)
 	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".inferperf-export-*")
 	if err != nil {
-		return nil, fmt.Errorf("creating the profile export file: %w", err)
+		return nil, fmt.Errorf("creating the profile export file %s: %w", path, err)
 	}
-	return New(f, version), nil
+	e := New(f, version)
+	e.tmpPath, e.path = f.Name(), path
+	return e, nil
+}
+
+func existsError(path string) error {
+	return fmt.Errorf("the profile export file %s already exists: choose another name or remove it", path)
+}
+
+// TempPath is the temporary file Create streams to until Close ("" for New): a process that
+// exits without Close should remove it.
+func (e *Exporter) TempPath() string { return e.tmpPath }
+
+// place puts the finished temporary file at path without replacing a file that appeared there
+// meanwhile: a hard link fails if path exists; where links are not supported, a rename after a
+// last check.
+func (e *Exporter) place() error {
+	defer os.Remove(e.tmpPath)
+	err := os.Link(e.tmpPath, e.path)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		return existsError(e.path)
+	}
+	if _, serr := os.Lstat(e.path); serr == nil {
+		return existsError(e.path)
+	}
+	if err := os.Rename(e.tmpPath, e.path); err != nil {
+		return fmt.Errorf("writing the profile export file %s: %w", e.path, err)
+	}
+	return nil
 }
 
 // New streams an export to w (closed by Close if it is an io.Closer).
@@ -153,6 +191,13 @@ func (e *Exporter) Close() error {
 	<-e.done
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.tmpPath != "" {
+		if e.err != nil {
+			os.Remove(e.tmpPath)
+			return fmt.Errorf("writing the profile export file %s: %w", e.path, e.err)
+		}
+		e.err = e.place()
+	}
 	return e.err
 }
 

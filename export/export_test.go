@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,6 +138,52 @@ func TestCreateWritesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "profile_export.json", b)
+}
+
+// TestCreateIsAtomic: until Close the path holds nothing (an interrupted process leaves no half
+// document, only the temporary file it removes); Close puts the whole document there, and a file
+// that appeared at the path meanwhile is neither replaced nor lost.
+func TestCreateIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "export.json")
+	e, err := Create(path, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(e.TempPath()) != dir {
+		t.Errorf("TempPath %s is not beside %s (a rename across filesystems is not atomic)", e.TempPath(), path)
+	}
+	run(t, e)
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s exists before Close (%v)", path, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || !json.Valid(b) {
+		t.Errorf("after Close: %v, valid JSON %v", err, json.Valid(b))
+	}
+	if _, err := os.Lstat(e.TempPath()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file is left after Close (%v)", err)
+	}
+
+	other := filepath.Join(dir, "raced.json")
+	e, err = Create(other, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("Close over a file that appeared meanwhile: %v; want an error", err)
+	}
+	if b, _ := os.ReadFile(other); string(b) != "theirs" {
+		t.Errorf("the file that appeared meanwhile was replaced: %q", b)
+	}
+	if _, err := os.Lstat(e.TempPath()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file is left after a failed Close (%v)", err)
+	}
 }
 
 type failing struct{}

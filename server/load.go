@@ -8,6 +8,7 @@ import (
 
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
+	"inferperf/server/fault"
 	"inferperf/server/models"
 	"inferperf/server/repository"
 	"inferperf/server/scheduler"
@@ -63,7 +64,7 @@ func (s *Server) load(ctx context.Context, name string, cfg *pb.ModelConfig) err
 			break
 		}
 		var v *version
-		v, err = newVersion(cfg, n)
+		v, err = s.newVersion(cfg, n)
 		built = append(built, v)
 	}
 	if err != nil {
@@ -86,10 +87,24 @@ func (s *Server) load(ctx context.Context, name string, cfg *pb.ModelConfig) err
 	return nil
 }
 
-func newVersion(cfg *pb.ModelConfig, number int64) (*version, error) {
+func (s *Server) newVersion(cfg *pb.ModelConfig, number int64) (*version, error) {
 	spec, err := repository.Spec(cfg)
 	if err != nil {
 		return nil, err
+	}
+	fc := s.faults
+	if ps := cfg.GetParameters(); len(ps) > 0 {
+		params := make(map[string]string, len(ps))
+		for k, p := range ps {
+			params[k] = p.GetStringValue()
+		}
+		if fc, err = fault.WithParameters(fc, params); err != nil {
+			return nil, err
+		}
+	}
+	inj := fault.New(fc)
+	if inj != nil {
+		s.faulty.Store(true)
 	}
 	m, err := models.New(spec)
 	if err != nil {
@@ -100,7 +115,7 @@ func newVersion(cfg *pb.ModelConfig, number int64) (*version, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &version{name: cfg.GetName(), number: number, label: strconv.FormatInt(number, 10), cfg: cfg, spec: spec, sched: sched, stats: st}, nil
+	return &version{name: cfg.GetName(), number: number, label: strconv.FormatInt(number, 10), cfg: cfg, spec: spec, sched: sched, stats: st, faults: inj}, nil
 }
 
 // Unload unloads a model. Like Triton it returns without waiting: queued requests of the model

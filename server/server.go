@@ -18,6 +18,7 @@ import (
 
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
+	"inferperf/server/fault"
 	"inferperf/server/models"
 	"inferperf/server/repository"
 	"inferperf/server/scheduler"
@@ -54,6 +55,10 @@ type Options struct {
 	ExitOnError bool
 	// Logger receives load and unload events; nil discards them.
 	Logger *slog.Logger
+	// Faults are injected into every model's inference requests; a model's config.pbtxt
+	// parameters (fault_error_rate, ...) override them for that model. The zero value injects
+	// nothing.
+	Faults fault.Config
 }
 
 // Server is the reference server's core.
@@ -67,6 +72,13 @@ type Server struct {
 	// loadMu serialises loads and unloads, so one model's reload never races another's.
 	loadMu  sync.Mutex
 	closing atomic.Bool
+	// faults is the server-wide fault configuration, the base of every model's.
+	faults fault.Config
+	// faulty is set once any loaded version injects faults, so that Fault costs one atomic
+	// load per request on a server without them.
+	faulty atomic.Bool
+	// gate holds the requests an injected hang holds, until ReleaseHung.
+	gate *fault.Gate
 	// retired tracks schedulers of unloaded or replaced versions still draining.
 	retired sync.WaitGroup
 }
@@ -88,11 +100,16 @@ type version struct {
 	spec   models.Spec
 	sched  *scheduler.Scheduler
 	stats  *stats.Model
+	faults *fault.Injector // nil: no fault
 }
 
 // New builds a server and loads every model of the repository.
 func New(ctx context.Context, opts Options) (*Server, error) {
-	s := &Server{repo: opts.Repository, explicit: opts.ModelControlExplicit, log: opts.Logger, models: map[string]*model{}}
+	if err := opts.Faults.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{repo: opts.Repository, explicit: opts.ModelControlExplicit, log: opts.Logger, models: map[string]*model{},
+		faults: opts.Faults, gate: fault.NewGate()}
 	if s.repo == nil {
 		s.repo = repository.Builtin()
 	}
@@ -351,6 +368,7 @@ func (s *Server) Index(readyOnly bool) ([]IndexEntry, error) {
 // request finish (until ctx is done), and returns.
 func (s *Server) Close(ctx context.Context) error {
 	s.closing.Store(true)
+	s.ReleaseHung()
 	s.mu.Lock()
 	var vs []*version
 	for _, m := range s.models {

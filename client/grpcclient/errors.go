@@ -108,7 +108,10 @@ func (c *Client) classify(ctx context.Context, err error) *client.Error {
 				return &client.Error{Kind: client.KindTransport, Status: int(code),
 					Msg: "TLS handshake with " + c.addr + " failed: " + why}
 			}
-		} else if strings.Contains(msg, "error reading server preface: EOF") {
+		} else if i := strings.Index(msg, "error reading server preface: "); i >= 0 &&
+			(strings.HasPrefix(msg[i+len("error reading server preface: "):], "EOF") || strings.Contains(msg[i:], "connection reset by peer")) {
+			// A TLS server closes a connection that sent it plain text: an EOF, or a reset when
+			// it closes with the client's preface unread.
 			return &client.Error{Kind: client.KindTransport, Status: int(code),
 				Msg: "cannot reach " + c.addr + ": the server closed the connection without an HTTP/2 preface (is it a TLS port?)"}
 		}

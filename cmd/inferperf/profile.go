@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -89,7 +92,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx, stderr)
 	defer stop()
 
 	cfg := f.cfg
@@ -100,6 +103,8 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if exp, err = export.Create(f.exportFile, version); err != nil {
 			return &exitError{code: exitGeneric, err: err}
 		}
+		addTemp(exp.TempPath()) // a second interrupt exits at once: no half-written export
+		defer dropTemp(exp.TempPath())
 		defer func() {
 			if exp != nil {
 				exp.Close()
@@ -181,8 +186,84 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case errors.Is(runErr, profile.ErrNoRequests):
 		return &exitError{code: exitOption, err: runErr}
 	default:
+		if gone := serverGone(admin, cfg.URL, sweep); gone != nil {
+			runErr = fmt.Errorf("%v; %s", gone, savedNote(&f, sweep))
+		}
 		return &exitError{code: exitGeneric, err: runErr}
 	}
+}
+
+// interruptible returns a context cancelled by the first SIGINT or SIGTERM: the run stops, and
+// what was measured is reported and written. A second signal exits at once (with the
+// interrupted status), for a user who does not want to wait for the requests in flight; the
+// reports already written are whole, since writeFile renames complete files into place, and
+// its temporary files are removed. stop releases the signals.
+func interruptible(parent context.Context, stderr io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(stderr, "inferperf: stopping: reporting what was measured (interrupt again to quit at once)")
+		cancel()
+		select {
+		case <-sigs:
+			removeTemps()
+			fmt.Fprintln(stderr, "inferperf: interrupted twice: quitting without waiting; reports not yet written are not written")
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
+}
+
+// serverGone reports, after a failed run, whether the server stopped answering during it: the
+// run measured a level (so the server answered at first), and a liveness call now fails to
+// reach it. It returns nil otherwise, so that other failures keep their own message.
+func serverGone(admin client.Admin, url string, sweep *results.Sweep) error {
+	if admin == nil || sweep == nil || len(sweep.Levels) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := admin.Live(ctx)
+	if err == nil {
+		return nil
+	}
+	if k := client.KindOf(err); k != client.KindTransport && k != client.KindTimeout {
+		return nil
+	}
+	return fmt.Errorf("the server at %s stopped answering during the run (%v): check that it is still running and reachable, then run again", url, err)
+}
+
+// savedNote says where the results measured before a failure went.
+func savedNote(f *profileFlags, sweep *results.Sweep) string {
+	var files []string
+	if f.csvFile != "" && len(sweep.StableLevels()) > 0 {
+		files = append(files, "-f "+f.csvFile)
+	}
+	if f.exportFile != "" {
+		files = append(files, "--profile-export-file "+f.exportFile)
+	}
+	if f.jsonFile != "" {
+		files = append(files, "--json "+f.jsonFile)
+	}
+	if f.reportFile != "" {
+		files = append(files, "--report "+f.reportFile)
+	}
+	if len(files) == 0 {
+		return "the results above are what was measured before"
+	}
+	return "what was measured before is written (" + strings.Join(files, ", ") + ")"
 }
 
 // newClients builds the protocol's client; one value serves as both Inferer and Admin.
@@ -248,23 +329,80 @@ func writeOutputs(f *profileFlags, sweep *results.Sweep) error {
 
 // writeFile writes through a temporary file and renames it, so that a failed write leaves no
 // truncated report, and a report with nothing to say (no stable level) leaves no file at all.
+// A path that exists and is not a regular file (/dev/stdout, a pipe, /dev/full) is written in
+// place: renaming over it would replace the device or pipe with a file. Every error names the
+// path.
 func writeFile(path string, write func(io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return fmt.Errorf("writing %s: it is a directory", path)
+		}
+		return writeInPlace(path, write)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".inferperf-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
+	addTemp(tmp.Name())
+	defer func() {
+		os.Remove(tmp.Name())
+		dropTemp(tmp.Name())
+	}()
 	if err := write(tmp); err != nil {
 		tmp.Close()
-		return err
+		return writeError(path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return writeError(path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeInPlace writes a path that is not a regular file.
+func writeInPlace(path string, write func(io.Writer) error) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := write(out); err != nil {
+		out.Close()
+		return writeError(path, err)
+	}
+	if err := out.Close(); err != nil {
+		return writeError(path, err)
+	}
+	return nil
+}
+
+// writeError names the path in a failed write, unless the error is a report's own verdict
+// (report.ErrNothingStable, which the caller tests for) or already names it.
+func writeError(path string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, report.ErrNothingStable):
+		return err
+	case errors.As(err, &pe):
+		// "write /tmp/.inferperf-123: no space left on device" names the temporary file.
+		return fmt.Errorf("writing %s: %w", path, pe.Err)
+	}
+	return fmt.Errorf("writing %s: %w", path, err)
+}
+
+// temps are the temporary files writeFile has open, removed by a hard exit (a second
+// interrupt) that skips the deferred removals.
+var temps sync.Map
+
+func addTemp(name string)  { temps.Store(name, struct{}{}) }
+func dropTemp(name string) { temps.Delete(name) }
+
+func removeTemps() {
+	temps.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		return true
+	})
 }
 
 // defaultMetricsURL is perf_analyzer's default: the host of -u on port 8002, path /metrics.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"inferperf/server/daemon"
+	"inferperf/server/fault"
 )
 
 func newServeCmd() *cobra.Command {
@@ -34,9 +35,32 @@ TLS: --grpc-use-ssl serves gRPC over TLS with --grpc-server-cert and --grpc-serv
 --grpc-use-ssl-mutual also requires client certificates signed by --grpc-root-cert, as
 tritonserver does. --http-use-ssl, --http-use-ssl-mutual, --http-server-cert, --http-server-key
 and --http-root-cert do the same for the HTTP endpoint (HTTPS, HTTP/1.1): an inferperf
-extension, since tritonserver leaves HTTPS to a proxy. The metrics endpoint stays plain.`,
+extension, since tritonserver leaves HTTPS to a proxy. The metrics endpoint stays plain.
+
+Fault injection (to test a client against a misbehaving server; all off by default): the
+--fault-* flags apply to every model's inference requests, over HTTP and gRPC. A model's
+config.pbtxt overrides them for that model alone with parameters of the same names in
+snake case, for example
+  parameters { key: "fault_error_rate" value { string_value: "0.05" } }
+  parameters { key: "fault_jitter" value { string_value: "2ms" } }
+Faults are drawn per request from a random source seeded by --fault-seed, so the number of
+each fault among N requests is the same on every run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cfg.Faults.Validate(); err != nil {
+				return err
+			}
+			for _, t := range []struct {
+				name string
+				d    time.Duration
+			}{{"--http-read-header-timeout", cfg.HTTPReadHeaderTimeout}, {"--http-read-timeout", cfg.HTTPReadTimeout}, {"--http-idle-timeout", cfg.HTTPIdleTimeout}} {
+				if t.d < 0 {
+					return fmt.Errorf("%s %v: a timeout must not be negative", t.name, t.d)
+				}
+			}
+			if cfg.HTTPReadHeaderTimeout == 0 {
+				return fmt.Errorf("--http-read-header-timeout 0: a connection could then hold its headers back forever; give a duration")
+			}
 			if !allowHTTP {
 				cfg.HTTPPort = -1
 			}
@@ -74,6 +98,11 @@ extension, since tritonserver leaves HTTPS to a proxy. The metrics endpoint stay
 			if err != nil {
 				return err
 			}
+			if cfg.Faults.Enabled() {
+				cfg.Logger.Warn("injecting faults into inference requests", "error_rate", cfg.Faults.ErrorRate, "jitter", cfg.Faults.Jitter,
+					"spike_rate", cfg.Faults.SpikeRate, "spike", cfg.Faults.Spike, "hang_rate", cfg.Faults.HangRate,
+					"reset_rate", cfg.Faults.ResetRate, "slow_read", cfg.Faults.SlowRead, "seed", cfg.Faults.Seed)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "inferperf serve: %s %s, %s %s, metrics %s\n",
 				label("HTTP", cfg.HTTPTLS), orOff(d.HTTPAddr), label("gRPC", cfg.GRPCTLS), orOff(d.GRPCAddr), orOff(d.MetricsAddr))
 			var runErr error
@@ -106,6 +135,18 @@ extension, since tritonserver leaves HTTPS to a proxy. The metrics endpoint stay
 	f.BoolVar(&cfg.ExitOnError, "exit-on-error", cfg.ExitOnError, "exit when a model fails to load (else serve the others, not ready)")
 	f.DurationVar(&grace, "exit-timeout", 30*time.Second, "how long SIGINT/SIGTERM waits for in-flight requests")
 	f.BoolVar(&verbose, "log-verbose", false, "log debug events")
+	f.DurationVar(&cfg.HTTPReadHeaderTimeout, "http-read-header-timeout", daemon.DefaultReadHeaderTimeout, "how long an HTTP connection may take to send a request's headers (bounds slowloris clients)")
+	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", 0, "how long an HTTP request may take to arrive, body included (0: no limit)")
+	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", daemon.DefaultIdleTimeout, "how long a keep-alive HTTP connection may wait for its next request")
+	ff := &cfg.Faults
+	f.Float64Var(&ff.ErrorRate, "fault-error-rate", 0, "fault injection: fraction of inference requests that fail with an injected internal error (HTTP 500, gRPC INTERNAL)")
+	f.DurationVar(&ff.Jitter, "fault-jitter", 0, "fault injection: extra latency drawn uniformly in [0, jitter) for every inference request")
+	f.Float64Var(&ff.SpikeRate, "fault-spike-rate", 0, "fault injection: fraction of inference requests delayed by --fault-spike")
+	f.DurationVar(&ff.Spike, "fault-spike", 0, "fault injection: the extra latency of a spike (with --fault-spike-rate)")
+	f.Float64Var(&ff.HangRate, "fault-hang-rate", 0, "fault injection: fraction of inference requests that never answer (held until the client gives up or the server stops)")
+	f.Float64Var(&ff.ResetRate, "fault-reset-rate", 0, "fault injection: fraction of inference requests whose TCP connection is reset (RST) before the reply is complete")
+	f.DurationVar(&ff.SlowRead, "fault-slow-read", 0, fmt.Sprintf("fault injection, HTTP only: read every inference request body and write every reply in %d-byte chunks, pausing this long before each", fault.SlowChunk))
+	f.Uint64Var(&ff.Seed, "fault-seed", 1, "fault injection: seed of the random source the faults are drawn from")
 	for _, t := range []*serverTLSFlags{&grpcTLS, &httpTLS} {
 		p, name, what := t.prefix, "gRPC", "gRPC"
 		if p == "http" {

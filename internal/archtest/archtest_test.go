@@ -48,6 +48,7 @@ var table = map[string]rule{
 	"export":            {layer: 1, allowed: []string{"load"}}, // --profile-export-file, streamed
 	"scrape":            {layer: 1},                            // prometheus/common
 	"server/models":     {layer: 1, allowed: []string{"kserve"}},
+	"server/fault":      {layer: 1, allowed: []string{"kserve"}}, // injected faults: the core draws them, the front ends apply them
 
 	// L2.
 	"client/httpclient": {layer: 2, allowed: []string{"client", "kserve", "kserve/pb"}},
@@ -60,7 +61,7 @@ var table = map[string]rule{
 	"profile": {layer: 3, allowed: []string{
 		"load", "measure", "inputs", "client", "serverstats", "scrape", "results", "kserve"}}, // kserve: validation data compares decoded outputs
 	"server": {layer: 3, allowed: []string{
-		"server/repository", "server/scheduler", "server/stats", "kserve", "kserve/pb", "server/models"}},
+		"server/repository", "server/scheduler", "server/stats", "kserve", "kserve/pb", "server/models", "server/fault"}},
 	"server/metrics": {layer: 3, allowed: []string{"server/stats"}}, // + client_golang, client_model, common, go-nvml
 
 	// L4.
@@ -69,13 +70,13 @@ var table = map[string]rule{
 	"tune":        {layer: 4, allowed: []string{"profile", "measure", "client", "results", "scrape"}}, // scrape: the levels' metrics feed the rules
 	// The front ends encode statistics snapshots and render configurations, so they read
 	// server/stats and server/repository types too.
-	"server/httpapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "server/stats", "server/repository"}},
-	"server/grpcapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "kserve/pb/deflate", "server/stats"}},
+	"server/httpapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "server/stats", "server/repository", "server/fault"}},
+	"server/grpcapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "kserve/pb/deflate", "server/stats", "server/fault"}},
 
 	// L5. daemon runs the listeners around the core; serve, profile --embedded and servertest
 	// share it.
 	"server/daemon": {layer: 5, allowed: []string{
-		"server", "server/httpapi", "server/grpcapi", "server/metrics", "server/repository"}},
+		"server", "server/httpapi", "server/grpcapi", "server/metrics", "server/repository", "server/fault"}},
 	"server/servertest": {layer: 6, allowed: []string{
 		"server", "server/daemon", "server/httpapi", "server/grpcapi", "server/metrics", "server/repository",
 		"kserve", "kserve/pb"}},
@@ -190,7 +191,7 @@ func TestCheck(t *testing.T) {
 		}, []string{"package example.com/mod/scrape imports example.com/mod/kserve, which its layer does not allow (allowed: no package of the module)"}},
 		{"allowed list in the message", []pkg{
 			p("server/grpcapi", "server", "server/repository"), p("server"), p("server/repository"),
-		}, []string{"package example.com/mod/server/grpcapi imports example.com/mod/server/repository, which its layer does not allow (allowed: example.com/mod/server, example.com/mod/kserve, example.com/mod/kserve/pb, example.com/mod/kserve/pb/deflate, example.com/mod/server/stats)"}},
+		}, []string{"package example.com/mod/server/grpcapi imports example.com/mod/server/repository, which its layer does not allow (allowed: example.com/mod/server, example.com/mod/kserve, example.com/mod/kserve/pb, example.com/mod/kserve/pb/deflate, example.com/mod/server/stats, example.com/mod/server/fault)"}},
 		{"package missing from the table", []pkg{
 			p("server/extra", "server"), p("server"),
 		}, []string{"package example.com/mod/server/extra is not in the import table"}},

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"inferperf/server"
+	"inferperf/server/fault"
 	"inferperf/server/grpcapi"
 	"inferperf/server/httpapi"
 	"inferperf/server/metrics"
@@ -60,7 +61,26 @@ type Config struct {
 	// HTTPTLS, when set, serves HTTP/REST over TLS (HTTPS, HTTP/1.1 only) with this
 	// configuration: an inferperf extension, since Triton leaves HTTPS to a proxy.
 	HTTPTLS *tls.Config
+	// HTTPReadHeaderTimeout bounds how long an HTTP connection (the metrics one included) may
+	// take to send a request's headers, so that a client dribbling header bytes (slowloris)
+	// cannot hold a connection; 0 means DefaultReadHeaderTimeout.
+	HTTPReadHeaderTimeout time.Duration
+	// HTTPReadTimeout bounds reading a whole HTTP request, body included; 0 means none, as a
+	// large tensor over a slow link may take long.
+	HTTPReadTimeout time.Duration
+	// HTTPIdleTimeout bounds how long a keep-alive HTTP connection waits for its next request;
+	// 0 means DefaultIdleTimeout.
+	HTTPIdleTimeout time.Duration
+	// Faults are injected into the inference requests of every model (a model's config.pbtxt
+	// fault_* parameters override them); the zero value injects none.
+	Faults fault.Config
 }
+
+// The HTTP timeouts of a zero Config.
+const (
+	DefaultReadHeaderTimeout = 30 * time.Second
+	DefaultIdleTimeout       = 5 * time.Minute
+)
 
 // handshakeTimeout bounds a gRPC connection's TLS handshake on the server side (grpc-go's default
 // is 120 s), so that a client that connects and says nothing does not hold a connection for long.
@@ -111,6 +131,19 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	default:
 		return nil, fmt.Errorf("model control mode %q: use explicit or none", cfg.ModelControlMode)
 	}
+	if cfg.HTTPReadHeaderTimeout < 0 || cfg.HTTPReadTimeout < 0 || cfg.HTTPIdleTimeout < 0 {
+		return nil, fmt.Errorf("HTTP timeouts must not be negative (read header %v, read %v, idle %v)",
+			cfg.HTTPReadHeaderTimeout, cfg.HTTPReadTimeout, cfg.HTTPIdleTimeout)
+	}
+	if cfg.HTTPReadHeaderTimeout == 0 {
+		cfg.HTTPReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.HTTPIdleTimeout == 0 {
+		cfg.HTTPIdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Faults.SlowRead > 0 && cfg.HTTPPort < 0 {
+		return nil, fmt.Errorf("%s slows HTTP requests only, and the HTTP endpoint is off", fault.FlagName(fault.KeySlowRead))
+	}
 	if err := checkTLS("HTTPS", cfg.HTTPTLS); err != nil {
 		return nil, err
 	}
@@ -118,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	core, err := server.New(ctx, server.Options{Repository: repo, ModelControlExplicit: cfg.ModelControlMode != "none",
-		ExitOnError: cfg.ExitOnError, Logger: log})
+		ExitOnError: cfg.ExitOnError, Logger: log, Faults: cfg.Faults})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +174,8 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 			return fail(err)
 		}
 		d.HTTPAddr = ln.Addr().String()
-		d.httpSrv = &http.Server{Handler: httpapi.New(core, httpapi.Options{MaxInputSize: cfg.MaxInputSize}), ReadHeaderTimeout: 30 * time.Second,
+		d.httpSrv = &http.Server{Handler: httpapi.New(core, httpapi.Options{MaxInputSize: cfg.MaxInputSize}),
+			ReadHeaderTimeout: cfg.HTTPReadHeaderTimeout, ReadTimeout: cfg.HTTPReadTimeout, IdleTimeout: cfg.HTTPIdleTimeout,
 			// net/http's own complaints (a failed TLS handshake, say) go to the daemon's log.
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		if cfg.HTTPTLS != nil {
@@ -166,8 +200,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		if cfg.GRPCTLS != nil {
 			opts = append(slices.Clip(opts), grpc.Creds(credentials.NewTLS(cfg.GRPCTLS)), grpc.ConnectionTimeout(handshakeTimeout))
 		}
-		d.grpcSrv = grpcapi.NewServer(core, opts...)
-		d.serve(func() error { return d.grpcSrv.Serve(ln) })
+		// Tracking costs a table entry per connection, nothing per request, and lets an injected
+		// reset (a fault a model may be reloaded with at any time) find its connection.
+		conns := fault.Track(ln)
+		d.grpcSrv = grpcapi.New(core, grpcapi.Options{Conns: conns}, opts...)
+		d.serve(func() error { return d.grpcSrv.Serve(conns) })
 	}
 	if cfg.MetricsPort >= 0 {
 		ln, err := listen("metrics", cfg.MetricsPort)
@@ -185,7 +222,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler(reg))
 		mux.Handle("/metrics/", metrics.Handler(reg))
-		d.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+		d.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: cfg.HTTPReadHeaderTimeout, IdleTimeout: cfg.HTTPIdleTimeout}
 		d.serve(func() error { return d.metricsSrv.Serve(ln) })
 	}
 	log.Info("serving", "http", d.HTTPAddr, "grpc", d.GRPCAddr, "metrics", d.MetricsAddr)
@@ -218,6 +255,9 @@ func (d *Daemon) Err() <-chan error { return d.errs }
 // is done, then cuts them off), stops the server core and returns.
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.stopOnce.Do(func() {
+		// Requests held by an injected hang would never finish: release them first, so that
+		// the graceful drain below does not wait for them until ctx runs out.
+		d.Core.ReleaseHung()
 		var errs []error
 		var wg sync.WaitGroup
 		if d.httpSrv != nil {

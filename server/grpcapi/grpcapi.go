@@ -19,21 +19,37 @@ import (
 	"inferperf/kserve/pb"
 	_ "inferperf/kserve/pb/deflate" // perf_analyzer's --grpc-compression-algorithm deflate
 	"inferperf/server"
+	"inferperf/server/fault"
 	"inferperf/server/stats"
 )
 
 // NewServer returns a gRPC server serving srv, with Triton's message limits (INT32_MAX both
 // ways), health and reflection registered. Extra options are appended (TLS credentials, say).
 func NewServer(srv *server.Server, opts ...grpc.ServerOption) *grpc.Server {
+	return New(srv, Options{}, opts...)
+}
+
+// Options configure the gRPC front end.
+type Options struct {
+	// Conns is the listener the server is served on, if it tracks its connections: an injected
+	// connection reset (fault_reset_rate) resets the request's TCP connection through it.
+	// Without it, an injected reset fails the request with UNAVAILABLE instead.
+	Conns *fault.Conns
+}
+
+// New is NewServer with front-end options.
+func New(srv *server.Server, o Options, opts ...grpc.ServerOption) *grpc.Server {
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32)}, opts...)
 	gs := grpc.NewServer(opts...)
-	Register(gs, srv)
+	register(gs, srv, o)
 	return gs
 }
 
 // Register registers the inference, health and reflection services of srv on gs.
-func Register(gs *grpc.Server, srv *server.Server) {
-	pb.RegisterGRPCInferenceServiceServer(gs, &service{srv: srv})
+func Register(gs *grpc.Server, srv *server.Server) { register(gs, srv, Options{}) }
+
+func register(gs *grpc.Server, srv *server.Server, o Options) {
+	pb.RegisterGRPCInferenceServiceServer(gs, &service{srv: srv, conns: o.Conns})
 	healthpb.RegisterHealthServer(gs, &health{srv: srv})
 	reflection.Register(gs)
 }
@@ -42,7 +58,8 @@ func Register(gs *grpc.Server, srv *server.Server) {
 // not implemented and answer UNIMPLEMENTED (they are not advertised as extensions either).
 type service struct {
 	pb.UnimplementedGRPCInferenceServiceServer
-	srv *server.Server
+	srv   *server.Server
+	conns *fault.Conns // nil: resets are answered UNAVAILABLE
 }
 
 // statusOf maps a core error to its gRPC status, by Triton's table (protocol reference §3.2).

@@ -4,28 +4,58 @@ import (
 	"context"
 	"io"
 
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
+	"inferperf/server/fault"
 )
 
 func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
 	resp, err := s.infer(ctx, r)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The client's deadline passed or it cancelled: say so, as grpc-go itself would,
+			// rather than how the wait happened to end inside the server.
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
 		return nil, statusOf(err)
 	}
 	return resp, nil
 }
 
 func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	act := s.srv.Fault(r.GetModelName(), r.GetModelVersion())
 	req, err := fromProto(r)
 	if err != nil {
 		return nil, err
+	}
+	if act != (fault.Action{}) {
+		if err := act.Wait(ctx, s.srv.FaultGate()); err != nil {
+			return nil, err
+		}
 	}
 	resp, err := s.srv.Infer(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	if act.Reset {
+		return nil, s.reset(ctx)
+	}
 	return toProto(resp), nil
+}
+
+// reset resets the TCP connection the request came on, after the model ran and before the
+// response is written: the client sees its call, and every other call on that connection, fail
+// with a broken transport rather than a status, and must reconnect. grpc-go gives a handler no
+// access to its connection, so the listener wrapper finds it by the peer's address. The error
+// returned is what the handler answers if the reset could not be done (no tracked listener).
+func (s *service) reset(ctx context.Context) error {
+	if p, ok := peer.FromContext(ctx); ok && s.conns != nil && s.conns.Reset(p.Addr) {
+		return kserve.Errorf(kserve.Unavailable, "injected fault: connection reset")
+	}
+	return kserve.Errorf(kserve.Unavailable, "injected fault: connection reset (answered as UNAVAILABLE: the listener does not track its connections)")
 }
 
 // streamWindow bounds the requests of one stream in flight at once; reading stops while it is

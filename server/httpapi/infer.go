@@ -11,13 +11,25 @@ import (
 	"strings"
 
 	"inferperf/kserve"
+	"inferperf/server/fault"
 )
 
 // headerContentLength is the binary tensor data extension's header (protocol reference §3.8).
 const headerContentLength = "Inference-Header-Content-Length"
 
 func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxInputSize))
+	if r.ContentLength > h.opts.MaxInputSize {
+		// Refused before reading: a client announcing a body over the limit gets its answer at
+		// once, not after sending it (or after the read timeout, if it never does).
+		writeError(w, kserve.Errorf(kserve.InvalidArg, "request body of %d bytes exceeds the %d-byte limit (--http-max-input-size)", r.ContentLength, h.opts.MaxInputSize))
+		return
+	}
+	act := h.srv.Fault(name, ver)
+	src := r.Body
+	if act.SlowRead > 0 {
+		src = &slowReader{ReadCloser: src, pause: act.SlowRead, ctx: r.Context()}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, src, h.opts.MaxInputSize))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -55,6 +67,12 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 		return
 	}
 	req.ModelName, req.ModelVersion = name, ver
+	if act != (fault.Action{}) {
+		if err := act.Wait(r.Context(), h.srv.FaultGate()); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	resp, err := h.srv.Infer(r.Context(), req)
 	if err != nil {
 		writeError(w, err)
@@ -63,6 +81,10 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 	header, blobs, err := kserve.EncodeInferResponseHTTP(resp, kserve.BinaryOutputSelector(req))
 	if err != nil {
 		writeError(w, err) // an *kserve.Error: FP16 asked for as JSON is the client's fault (400)
+		return
+	}
+	if act.Reset || act.SlowRead > 0 {
+		h.writeFaultyReply(w, r, act, header, blobs)
 		return
 	}
 	h.writeInferReply(w, r, header, blobs)
