@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -44,8 +45,13 @@ func TestInputDataArrivesAsWritten(t *testing.T) {
 			inf, admin, url = jsonClient(t, s)
 		}
 		sweep, err := profile.New(echoConfig(c.protocol, url, "testdata/echo.json"), inf, admin).Run(context.Background())
-		if err != nil {
+		// The data is the point here, not the stability of the windows: an unstable level on a
+		// busy machine still checked every response it got.
+		if err != nil && !errors.Is(err, profile.ErrUnstable) {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		if sweep == nil || len(sweep.Levels) == 0 {
+			t.Fatalf("%s: no level measured (%v)", c.name, err)
 		}
 		l := sweep.Levels[0]
 		if l.Requests == 0 || len(l.Errors) != 0 {

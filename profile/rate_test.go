@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"inferperf/internal/testlock"
 	"inferperf/profile"
 	"inferperf/results"
 	"inferperf/server/servertest"
@@ -45,6 +46,7 @@ func runRate(t *testing.T, cfg profile.Config) *results.Sweep {
 }
 
 func TestRateUnderCapacity(t *testing.T) {
+	testlock.Timed(t)
 	l := runRate(t, rateConfig("", 40)).Levels[0]
 	if l.Throughput < 36 || l.Throughput > 44 {
 		t.Errorf("achieved %.1f/s; want ≈ 40 at 40 req/s under a capacity of 50", l.Throughput)
@@ -62,6 +64,7 @@ func TestRateUnderCapacity(t *testing.T) {
 // times grows through the windows while the service time stays near the model's delay plus the
 // server queue, and the level is reported overloaded.
 func TestOverloadIsMeasuredNotHidden(t *testing.T) {
+	testlock.Timed(t)
 	sweep := runRate(t, rateConfig("", 100))
 	l := sweep.Levels[0]
 	if !l.Overloaded {
@@ -102,6 +105,7 @@ func TestOverloadIsMeasuredNotHidden(t *testing.T) {
 // service time, ≈ 20 ms. From the intended times the latency is far higher, and the report says
 // the requests were delayed.
 func TestSyncOneThreadShowsCoordinatedOmission(t *testing.T) {
+	testlock.Timed(t)
 	cfg := rateConfig("", 100)
 	cfg.Async, cfg.MaxThreads = false, 1
 	l := runRate(t, cfg).Levels[0]
@@ -118,6 +122,7 @@ func TestSyncOneThreadShowsCoordinatedOmission(t *testing.T) {
 // TestBinarySearchFindsTheLimit: with -l 100 ms, rates above the capacity of 50/s build a backlog
 // and cross the threshold; the search lands within one step of 50.
 func TestBinarySearchFindsTheLimit(t *testing.T) {
+	testlock.Timed(t)
 	cfg := rateConfig("", 10)
 	cfg.RequestRate = profile.RateRange{Start: 10, End: 90, Step: 10}
 	cfg.BinarySearch, cfg.LatencyThreshold = true, 100*time.Millisecond
@@ -163,6 +168,7 @@ func rates(s *results.Sweep) []float64 {
 // TestLoadStages: a load shape holds each stage for its duration, closed and open loop mixed,
 // and reports every stage in order.
 func TestLoadStages(t *testing.T) {
+	testlock.Timed(t)
 	stages, err := profile.ParseStages(strings.NewReader("# warm, spike, calm\nconcurrency 1 1s\nrate 80 1s\n\nconcurrency 2 1s\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +204,7 @@ func TestLoadStages(t *testing.T) {
 // TestRateLimitedClosedLoop: concurrency 4 capped at 20 requests/s sends at 20/s, not at the
 // server's 50/s.
 func TestRateLimitedClosedLoop(t *testing.T) {
+	testlock.Timed(t)
 	cfg := rateConfig("", 1)
 	cfg.RequestRate = profile.RateRange{}
 	cfg.Concurrency = profile.Range{Start: 4, End: 4, Step: 1}

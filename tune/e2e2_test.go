@@ -14,6 +14,7 @@ import (
 
 	"inferperf/client"
 	"inferperf/client/httpclient"
+	"inferperf/internal/testlock"
 	"inferperf/kserve"
 	"inferperf/profile"
 	"inferperf/server/servertest"
@@ -80,6 +81,7 @@ func TestTuneInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: interrupting an end-to-end tuning run takes ~20 s; it runs in every full test run, CI included")
 	}
+	testlock.Timed(t)
 	for _, restore := range []bool{false, true} {
 		name := map[bool]string{false: "best", true: "restore"}[restore]
 		t.Run(name, func(t *testing.T) {
@@ -163,6 +165,7 @@ func TestTuneNearBruteForce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: brute force plus tuning takes ~40 s; it runs in every full test run, CI included")
 	}
+	testlock.Timed(t)
 	c, opts := startDelay(t)
 	opts.MaxInstances, opts.MaxBatchSize, opts.MaxSteps = 2, 8, 10
 	if testing.Verbose() {

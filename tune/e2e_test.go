@@ -9,6 +9,7 @@ import (
 
 	"inferperf/client"
 	"inferperf/client/httpclient"
+	"inferperf/internal/testlock"
 	"inferperf/profile"
 	"inferperf/server/servertest"
 	"inferperf/tune"
@@ -35,6 +36,7 @@ func TestTuneDelayEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: end-to-end tuning takes tens of seconds; it runs in every full test run, CI included")
 	}
+	testlock.Timed(t)
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay": poorDelay}})
 	url := strings.TrimPrefix(s.HTTPURL, "http://")
 	c, err := httpclient.New(client.Options{URL: url, Connections: 64, BinaryInputs: true, BinaryOutputs: true})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"inferperf/internal/testlock"
 	"inferperf/results"
 )
 
@@ -20,6 +21,7 @@ func TestTuneEmbedded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a server and measures; it runs in every full test run, CI included")
 	}
+	testlock.Timed(t)
 	dir := t.TempDir()
 	out, js, page := filepath.Join(dir, "tuned.pbtxt"), filepath.Join(dir, "tune.json"), filepath.Join(dir, "tune.html")
 	var stdout, stderr bytes.Buffer

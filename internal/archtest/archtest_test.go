@@ -84,6 +84,7 @@ var table = map[string]rule{
 
 	// Outside the layers.
 	"internal/testcerts": {layer: 0},
+	"internal/testlock":  {layer: 0, stdlibOnly: true}, // serialises the tests that measure wall-clock time
 	"internal/archtest":  {layer: 0},
 	"bench/...":          {layer: 7, any: true},
 }
