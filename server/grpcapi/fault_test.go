@@ -2,7 +2,6 @@ package grpcapi_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -19,21 +18,6 @@ import (
 	"inferperf/server/servertest"
 )
 
-// simpleModel is a config.pbtxt of the simple backend under another name, with fault_*
-// parameters.
-func simpleModel(name string, params map[string]string) string {
-	var ps strings.Builder
-	for k, v := range params {
-		fmt.Fprintf(&ps, "parameters { key: %q value { string_value: %q } }\n", k, v)
-	}
-	return fmt.Sprintf(`name: %q
-backend: "simple"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-%s`, name, ps.String())
-}
-
 func request(model string) *pb.ModelInferRequest {
 	r := simpleRequest("1")
 	r.ModelName = model
@@ -44,8 +28,8 @@ func request(model string) *pb.ModelInferRequest {
 // calls and in-band on streams; the model next door is untouched.
 func TestFaultGRPCInjectedErrors(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{
-		"steady": simpleModel("steady", nil),
-		"flaky":  simpleModel("flaky", map[string]string{fault.KeyErrorRate: "1"}),
+		"steady": servertest.SimpleModel("steady", nil),
+		"flaky":  servertest.SimpleModel("flaky", map[string]string{fault.KeyErrorRate: "1"}),
 	}})
 	c := pb.NewGRPCInferenceServiceClient(dial(t, s.GRPCAddr))
 	_, err := c.ModelInfer(ctx(t), request("flaky"))
@@ -80,8 +64,8 @@ func TestFaultGRPCInjectedErrors(t *testing.T) {
 // the channel reconnects and the next call succeeds.
 func TestFaultGRPCReset(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{
-		"steady": simpleModel("steady", nil),
-		"flaky":  simpleModel("flaky", map[string]string{fault.KeyResetRate: "1"}),
+		"steady": servertest.SimpleModel("steady", nil),
+		"flaky":  servertest.SimpleModel("flaky", map[string]string{fault.KeyResetRate: "1"}),
 	}})
 	c := pb.NewGRPCInferenceServiceClient(dial(t, s.GRPCAddr))
 	for range 3 {

@@ -51,12 +51,7 @@ func (h *Handler) writeFaultyReply(w http.ResponseWriter, r *http.Request, act f
 		}
 	}
 	hdr := w.Header()
-	if len(blobs) > 0 {
-		hdr.Set("Content-Type", "application/octet-stream")
-		hdr.Set(headerContentLength, strconv.Itoa(len(header)))
-	} else {
-		hdr.Set("Content-Type", "application/json")
-	}
+	setReplyType(hdr, header, blobs)
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)

@@ -19,21 +19,6 @@ import (
 	"inferperf/server/servertest"
 )
 
-// simpleModel is a config.pbtxt of the simple backend under another name, with extra
-// parameters (the fault_* ones).
-func simpleModel(name string, params map[string]string) string {
-	var ps strings.Builder
-	for k, v := range params {
-		fmt.Fprintf(&ps, "parameters { key: %q value { string_value: %q } }\n", k, v)
-	}
-	return fmt.Sprintf(`name: %q
-backend: "simple"
-max_batch_size: 8
-input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
-%s`, name, ps.String())
-}
-
 const simpleJSON = `{"inputs":[{"name":"INPUT0","shape":[1,16],"datatype":"INT32","data":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]},{"name":"INPUT1","shape":[1,16],"datatype":"INT32","data":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}]}`
 
 // post sends one inference request on client and returns the status and body, or the error.
@@ -51,8 +36,8 @@ func post(client *http.Client, url, body string) (int, string, error) {
 // model's config.pbtxt parameters fault one model alone; other calls are never faulted.
 func TestFaultHTTPInjectedErrors(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{
-		"steady": simpleModel("steady", nil),
-		"flaky":  simpleModel("flaky", map[string]string{fault.KeyErrorRate: "1"}),
+		"steady": servertest.SimpleModel("steady", nil),
+		"flaky":  servertest.SimpleModel("flaky", map[string]string{fault.KeyErrorRate: "1"}),
 	}})
 	client := &http.Client{Timeout: 30 * time.Second}
 	for range 3 {
@@ -69,8 +54,8 @@ func TestFaultHTTPInjectedErrors(t *testing.T) {
 	// The server-wide flag faults every model; a model's parameter overrides it.
 	s = servertest.Start(t, servertest.Options{
 		Models: map[string]string{
-			"steady": simpleModel("steady", map[string]string{fault.KeyErrorRate: "0"}),
-			"flaky":  simpleModel("flaky", nil),
+			"steady": servertest.SimpleModel("steady", map[string]string{fault.KeyErrorRate: "0"}),
+			"flaky":  servertest.SimpleModel("flaky", nil),
 		},
 		Configure: func(c *daemon.Config) { c.Faults.ErrorRate = 1 },
 	})
@@ -86,8 +71,8 @@ func TestFaultHTTPInjectedErrors(t *testing.T) {
 // client's next request opens a new connection and succeeds.
 func TestFaultHTTPResetMidResponse(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{
-		"steady": simpleModel("steady", nil),
-		"flaky":  simpleModel("flaky", map[string]string{fault.KeyResetRate: "1"}),
+		"steady": servertest.SimpleModel("steady", nil),
+		"flaky":  servertest.SimpleModel("flaky", map[string]string{fault.KeyResetRate: "1"}),
 	}})
 	// The raw view: the status line and part of the body arrive, then the connection is reset.
 	c, err := net.Dial("tcp", strings.TrimPrefix(s.HTTPURL, "http://"))

@@ -141,15 +141,21 @@ func (h *Handler) rawRequest(name, ver string, body []byte) (*kserve.InferReques
 	return &kserve.InferRequest{Inputs: []kserve.Tensor{{Name: in.Name, Datatype: in.Datatype, Shape: shape, Data: body}}, BinaryDataOutput: true}, nil
 }
 
-// writeInferReply writes an inference reply, compressed if the client accepts it.
-func (h *Handler) writeInferReply(w http.ResponseWriter, r *http.Request, header []byte, blobs [][]byte) {
-	hdr := w.Header()
+// setReplyType sets an inference reply's content type: binary (with the JSON header's length)
+// when it carries output blobs, JSON otherwise.
+func setReplyType(hdr http.Header, header []byte, blobs [][]byte) {
 	if len(blobs) > 0 {
 		hdr.Set("Content-Type", "application/octet-stream")
 		hdr.Set(headerContentLength, strconv.Itoa(len(header)))
 	} else {
 		hdr.Set("Content-Type", "application/json")
 	}
+}
+
+// writeInferReply writes an inference reply, compressed if the client accepts it.
+func (h *Handler) writeInferReply(w http.ResponseWriter, r *http.Request, header []byte, blobs [][]byte) {
+	hdr := w.Header()
+	setReplyType(hdr, header, blobs)
 	if enc := pickEncoding(r.Header.Get("Accept-Encoding")); enc != "" {
 		var buf bytes.Buffer
 		var zw io.WriteCloser

@@ -3,8 +3,11 @@ package servertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +75,25 @@ func Start(t testing.TB, opts Options) *Server {
 		s.MetricsURL = "http://" + d.MetricsAddr + "/metrics"
 	}
 	return s
+}
+
+// SimpleModel is a config.pbtxt of the built-in simple backend (INT32 [16] inputs INPUT0 and
+// INPUT1, their sum and difference) under another name, with extra parameters (the fault_*
+// ones, say).
+func SimpleModel(name string, params map[string]string) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var ps strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&ps, "parameters { key: %q value { string_value: %q } }\n", k, params[k])
+	}
+	return fmt.Sprintf(`name: %q
+backend: "simple"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
+%s`, name, ps.String())
 }
