@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,7 +113,9 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// The first interrupt stops the loop, which loads the best configuration and reports; a
+	// second quits at once (the server may then stay on the configuration being measured).
+	ctx, stop := interruptible(ctx, stderr)
 	defer stop()
 
 	url, metricsURL := f.url, f.metricsURL
