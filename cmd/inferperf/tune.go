@@ -220,6 +220,8 @@ func printTuneResult(w io.Writer, f *tuneFlags, res *tune.Result) error {
 	}
 	if f.htmlOut != "" {
 		errs = append(errs, writeFile(f.htmlOut, func(o io.Writer) error { return html.WriteTuning(o, res) }))
+	} else {
+		fmt.Fprintln(w, "\n(--html FILE draws the way the tuner took: each kept configuration's curve, every step and the final config.)")
 	}
 	return errors.Join(errs...)
 }
