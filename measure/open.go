@@ -284,7 +284,12 @@ func (w *Window) addOpenAcc(a *openAcc) {
 // ServicePercentile returns the service time (Done − Sent, the latency from the actual send) at
 // percentile p, p in [0, 100], as Percentile does for the latency from the intended time. It is
 // 0 with no successes, and in closed loop (no Service histogram).
-func (w Window) ServicePercentile(p float64) time.Duration { return percentileOf(w.Service, p) }
+func (w Window) ServicePercentile(p float64) time.Duration {
+	if w.compacted != nil {
+		return w.compacted.service[p]
+	}
+	return percentileOf(w.Service, p)
+}
 
 // ServiceMean is the mean service time of the successes, exact (ServiceSum / Count); 0 with no
 // successes.

@@ -54,6 +54,9 @@ type Window struct {
 	Scheduled      uint64
 	InFlight       uint64
 	InFlightMinAge time.Duration
+
+	// compacted holds the percentiles Compact kept, once it dropped the histograms.
+	compacted *compactedPercentiles
 	// LastSent is the latest Sent among the window's recorded requests, for SendRate.
 	LastSent time.Time
 }
@@ -150,6 +153,9 @@ func (w Window) Mean() time.Duration {
 // which returns 0 for a percentile so low that it rounds to the 0th value: Percentile returns the
 // smallest latency there.
 func (w Window) Percentile(p float64) time.Duration {
+	if w.compacted != nil {
+		return w.compacted.latency[p]
+	}
 	if w.Latency == nil || w.Latency.TotalCount() == 0 || math.IsNaN(p) {
 		return 0
 	}
@@ -169,6 +175,9 @@ func (w Window) StdDev() time.Duration { return usToDuration(w.stdDevUs()) }
 
 // stdDevUs is StdDev in microseconds, as a float.
 func (w Window) stdDevUs() float64 {
+	if w.compacted != nil {
+		return w.compacted.stdDevUs
+	}
 	if w.Latency == nil {
 		return 0
 	}
@@ -197,6 +206,10 @@ func Merge(ws ...Window) Window {
 	}
 	m.Start, m.End = ws[0].Start, ws[len(ws)-1].End
 	for _, w := range ws {
+		if w.compacted != nil {
+			// Its histograms are gone: merging it would silently drop its latencies.
+			panic("measure: Merge of a compacted window")
+		}
 		if w.Latency != nil {
 			m.OutOfRange += m.Latency.Merge(w.Latency)
 		}
@@ -239,3 +252,35 @@ func (m *Window) mergeOpen(w *Window) {
 		m.LastSent = w.LastSent
 	}
 }
+
+// compactedPercentiles are the latency and service-time percentiles a compacted window kept.
+type compactedPercentiles struct {
+	latency, service map[float64]time.Duration
+	stdDevUs         float64
+}
+
+// Compact drops the window's histograms (about 190 KB each), keeping the latency and service
+// percentiles ps and the standard deviation: what a long level needs of the windows that no
+// longer decide anything. A window of a load stage held for minutes would otherwise keep every
+// histogram of the stage until it ends. After Compact, Percentile and ServicePercentile answer
+// only for ps (0 for other percentiles), and Merge refuses the window. Compacting twice keeps the
+// first percentiles.
+func (w *Window) Compact(ps ...float64) {
+	if w.compacted != nil {
+		return
+	}
+	c := &compactedPercentiles{latency: make(map[float64]time.Duration, len(ps)), stdDevUs: w.stdDevUs()}
+	if w.Service != nil {
+		c.service = make(map[float64]time.Duration, len(ps))
+	}
+	for _, p := range ps {
+		c.latency[p] = w.Percentile(p)
+		if w.Service != nil {
+			c.service[p] = w.ServicePercentile(p)
+		}
+	}
+	w.compacted, w.Latency, w.Service = c, nil, nil
+}
+
+// Compacted reports whether Compact dropped the window's histograms.
+func (w Window) Compacted() bool { return w.compacted != nil }

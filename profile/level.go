@@ -15,6 +15,16 @@ import (
 // perf_analyzer.
 const stabilityWindow = 3
 
+// compactOld drops the histograms of the window that has just left the last stabilityWindow
+// windows, keeping the percentiles its record in the level needs (p50, p99 and the stabilizing
+// one): only the last windows are merged and compared, and a load stage held for minutes would
+// otherwise keep every window's histograms (~190 KB each, two in open loop) until it ends.
+func (r *Runner) compactOld(windows []measure.Window) {
+	if i := len(windows) - stabilityWindow - 1; i >= 0 {
+		windows[i].Compact(50, 99, r.cfg.Percentile)
+	}
+}
+
 // level summarises a level: every window for the record, and the figures merged over the last
 // three windows (the ones that decided stability). snaps[i] is the server snapshot at the start of
 // window i (snaps[len(windows)] at the end of the last one, when it was taken).

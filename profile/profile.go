@@ -548,6 +548,7 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 		w := rec.Cut(r.Now())
 		r.edge(w.End)
 		windows = append(windows, w)
+		r.compactOld(windows)
 		r.windowMetrics()
 		if outcome == levelInterrupted {
 			break

@@ -128,6 +128,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 		n, _ := eng.Scheduled(k)
 		w := rec.Collect(k, n, r.Now())
 		windows = append(windows, w)
+		r.compactOld(windows)
 		if cfg.Verbose {
 			r.printPass(k+1, w)
 		}
