@@ -12,8 +12,8 @@
 #              --request-rate-range R -a`, 3 windows of DURATION/3 merged (-p DURATION/3 -r 3
 #              -s 1000: stability is not the point), read from its --json.
 # Both send byte-for-byte the same body: bench/peerdata writes it with inferperf's own input
-# generator and encoder, as for bench/peers.sh. vegeta is the version bench/peers.sh pins (read
-# from that file), installed with `go install` into the same cache, bench/out/bin (git-ignored;
+# generator and encoder, as for bench/peers.sh. vegeta is the version bench/lib.sh pins (shared
+# from bench/lib.sh), installed with `go install` into the same cache, bench/out/bin (git-ignored;
 # PEERS_BIN overrides it), so one download serves both scripts. VEGETA_MAX_WORKERS defaults to
 # 4096, the cap of inferperf's async open-loop worker pool, so neither tool may have more
 # requests out than the other.
@@ -68,37 +68,16 @@
 # A miss is reported, not failed: this is a measurement, not a test. The script fails only if an
 # install, a build, the server or a tool's run fails outright (no report or no JSON).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 RATES=${RATES:-"1000 2000 4000 8000 16000 32000"}
 DURATION=${DURATION:-6s}
 VEGETA_MAX_WORKERS=${VEGETA_MAX_WORKERS:-4096}
 
-# The vegeta that bench/peers.sh pins, so both scripts share one install.
-VEGETA_VERSION=$(sed -n 's/^VEGETA_VERSION=//p' bench/peers.sh)
-[[ -n $VEGETA_VERSION ]] || { echo "no VEGETA_VERSION= line in bench/peers.sh" >&2; exit 1; }
 
-tmp=$(mktemp -d)
-server_pid=""
-stop_server() {
-	if [[ -n $server_pid ]]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=""
-	fi
-}
-trap 'stop_server; rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+need_tools jq curl
 
-for tool in jq curl; do
-	command -v "$tool" >/dev/null || { echo "rate.sh needs $tool (apt-get install $tool)" >&2; exit 1; }
-done
-
-# seconds prints a Go-style duration made of one number and one unit (ms, s, m) in seconds.
-seconds() {
-	[[ $1 =~ ^([0-9.]+)(ms|s|m)$ ]] || { echo "bad duration '$1': use e.g. 500ms, 6s, 1m" >&2; exit 2; }
-	awk -v n="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[2]}" 'BEGIN {print n * (u == "ms" ? 0.001 : u == "m" ? 60 : 1)}'
-}
 duration_s=$(seconds "$DURATION")
 window_ms=$(awk -v d="$duration_s" 'BEGIN {printf "%d", d * 1000 / 3 + 0.5}')
 ((window_ms >= 1)) || { echo "DURATION $DURATION is too short" >&2; exit 2; }
@@ -109,130 +88,27 @@ for r in $RATES; do
 	fi
 done
 
-# install_tool TOOL VERSION MODULE: prints the path of TOOL built from MODULE@VERSION, installing it
-# into the cache first if it is not there (the same function and cache as bench/peers.sh).
-bin_dir=${PEERS_BIN:-$PWD/bench/out/bin}
-install_tool() {
-	local dir=$bin_dir/$1-$2
-	if [[ ! -x $dir/$1 ]]; then
-		echo "installing $3@$2 into $dir" >&2
-		mkdir -p "$dir"
-		GOBIN=$dir go install "$3@$2" >&2
-	fi
-	echo "$dir/$1"
-}
 vegeta=$(install_tool vegeta "$VEGETA_VERSION" github.com/tsenart/vegeta/v12)
 
 echo "building into $tmp"
 go build -o "$tmp/inferperf" ./cmd/inferperf
 go build -o "$tmp/peerdata" ./bench/peerdata
 
-# Pinning: the server on the first CPU this shell may use, the load generators on the second.
-server_pin=()
-load_pin=()
-if command -v taskset >/dev/null && (($(nproc) >= 2)); then
-	cpus=()
-	IFS=, read -ra parts <<<"$(taskset -pc $$ | sed 's/.*: *//')"
-	for p in "${parts[@]}"; do
-		if [[ $p == *-* ]]; then
-			for ((c = ${p%-*}; c <= ${p#*-}; c++)); do cpus+=("$c"); done
-		else
-			cpus+=("$p")
-		fi
-	done
-	server_pin=(taskset -c "${cpus[0]}")
-	load_pin=(taskset -c "${cpus[1]}")
-	echo "pinning: server on CPU ${cpus[0]}, every load generator on CPU ${cpus[1]} ($(nproc) CPUs)"
-else
-	echo "NOT pinned (taskset missing or $(nproc) CPU): server and load generators share the CPUs"
-fi
+pin_setup
 echo "load: rates=[$RATES] duration=$DURATION (inferperf: 3 windows of ${window_ms} ms) vegeta_max_workers=$VEGETA_MAX_WORKERS"
 echo "tools: vegeta $VEGETA_VERSION, inferperf from this tree"
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average before: $(loadavg)"
 
-# free_port prints a loopback port nothing listens on, different from those handed out before.
-used_ports=" "
-free_port() {
-	local p
-	while :; do
-		p=$((10000 + RANDOM % 20000)) # below the ephemeral range (32768+), so no outgoing socket holds it
-		[[ $used_ports == *" $p "* ]] && continue
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			used_ports+="$p "
-			echo "$p"
-			return
-		fi
-	done
-}
-
-http_port=$(free_port)
-grpc_port=$(free_port)
-"${server_pin[@]}" "$tmp/inferperf" serve --http-port "$http_port" --grpc-port "$grpc_port" \
-	--allow-metrics=false --allow-gpu-metrics=false --allow-cpu-metrics=false >"$tmp/server.log" 2>&1 &
-server_pid=$!
-ready=false
-for ((i = 0; i < 200; i++)); do
-	if curl -sf "http://127.0.0.1:$http_port/v2/health/ready" >/dev/null 2>&1; then ready=true; break; fi
-	kill -0 "$server_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if ! $ready; then
-	echo "the server did not become ready; its log:" >&2
-	cat "$tmp/server.log" >&2
-	exit 1
-fi
+start_serve
 
 # vegeta's payload (inferperf's JSON body), checked once against the server.
 "$tmp/peerdata" -http "127.0.0.1:$http_port" -grpc "127.0.0.1:$grpc_port" -model simple -dir "$tmp"
 printf 'POST http://127.0.0.1:%s/v2/models/simple/infer\nContent-Type: application/json\nAccept-Encoding: identity\n@%s\n' \
 	"$http_port" "$tmp/http.json" >"$tmp/targets.http"
 
-tck=$(getconf CLK_TCK)
-server_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
-now() { date +%s.%N; }
-
-# wait_idle waits until the server uses under 5% of a core over 200 ms, for at most 15 s.
-wait_idle() {
-	local i a b
-	for ((i = 0; i < 75; i++)); do
-		a=$(server_ticks)
-		sleep 0.2
-		b=$(server_ticks)
-		# ticks in 0.2 s at CLK_TCK per second: under 5% is under 0.01 * CLK_TCK ticks.
-		awk -v d="$((b - a))" -v t="$tck" 'BEGIN {exit !(d < 0.01 * t)}' && return
-	done
-	echo "  (the server was still busy after 15 s; going on)"
-}
-
-# timed LOG CMD...: runs CMD pinned to the load CPU, its output in LOG; sets client_cpu (user+system
-# seconds of CMD, from bash's `times` in a subshell) and server_share/client_share (percent of a
-# core during the run). It returns CMD's exit status.
-timed() {
-	local log=$1 t c0 c1 t0 t1 rc
-	shift
-	c0=$(server_ticks)
-	t0=$(now)
-	t=$(
-		rc=0
-		"${load_pin[@]}" "$@" >"$log" 2>&1 || rc=$?
-		echo "rc=$rc"
-		times
-	)
-	c1=$(server_ticks)
-	t1=$(now)
-	rc=$(sed -n 's/^rc=//p' <<<"$t")
-	client_cpu=$(sed -n 3p <<<"$t" | awk '{
-		split($1, u, "m"); split($2, s, "m")
-		sub("s", "", u[2]); sub("s", "", s[2])
-		print u[1] * 60 + u[2] + s[1] * 60 + s[2]
-	}')
-	read -r server_share client_share < <(awk -v sc="$((c1 - c0))" -v tck="$tck" -v cc="$client_cpu" \
-		-v t0="$t0" -v t1="$t1" 'BEGIN {w = t1 - t0; printf "%.0f %.0f\n", 100 * sc / tck / w, 100 * cc / w}')
-	return "$rc"
-}
-
 # The figures of the last run of each tool, by name.
 declare -A vg=() ip=()
+client_share_ip=0
 
 run_vegeta() {
 	local rate=$1 rc=0
@@ -276,6 +152,7 @@ run_inferperf() {
 	printf '  %-9s %8s/s: %s scheduled, send %.3f, achieved %.3f, delayed %.1f%%, errors %s, workers %s, stable %s, exit %s; server_cpu=%s%% client_cpu=%s%%\n' \
 		inferperf "$rate" "${ip[scheduled]}" "${ip[send]}" "${ip[ach]}" "$(awk -v d="${ip[delayed]}" 'BEGIN {print 100 * d}')" \
 		"${ip[err]}" "${ip[workers]}" "${ip[stable]}" "$rc" "$server_share" "$client_share"
+	client_share_ip=$client_share
 }
 
 # lat US: a latency in microseconds, in a readable unit.
@@ -290,7 +167,7 @@ lat() {
 rows=()
 i=0
 for rate in $RATES; do
-	echo "rate $rate/s (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+	echo "rate $rate/s (load average $(loadavg))"
 	if ((i % 2 == 0)); then
 		wait_idle; run_vegeta "$rate"
 		wait_idle; run_inferperf "$rate"
@@ -303,6 +180,12 @@ for rate in $RATES; do
 		"${vg[send]}" "${vg[ach]}" "$(awk -v s="${vg[ok]}" 'BEGIN {print 100 * s}')" "$(lat "${vg[p50]}")" "$(lat "${vg[p99]}")" \
 		"${ip[send]}" "${ip[ach]}" "$(awk -v d="${ip[delayed]}" 'BEGIN {print 100 * d}')" \
 		"$(lat "${ip[p50]}")" "$(lat "${ip[p99]}")" "$(lat "${ip[svc]}")" "${ip[err]}")")
+	emit "rate.$rate.ip_send" "${ip[send]}"
+	emit "rate.$rate.ip_achieved" "${ip[ach]}"
+	emit "rate.$rate.ip_delayed" "${ip[delayed]}"
+	emit "rate.$rate.ip_client_share" "$client_share_ip"
+	emit "rate.$rate.vg_send" "${vg[send]}"
+	emit "rate.$rate.vg_achieved" "${vg[ach]}"
 	if awk -v a="${vg[ach]}" -v b="${ip[ach]}" 'BEGIN {exit !(a < 0.5 && b < 0.5)}'; then
 		echo "  both tools achieved under half of $rate/s: stopping here"
 		break
@@ -310,7 +193,7 @@ for rate in $RATES; do
 done
 
 echo
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after: $(loadavg)"
 echo
 {
 	printf 'rate/s\tvg send/tgt\tvg achieved/tgt\tvg ok\tvg p50 / p99 (actual send)\tip send/tgt\tip achieved/tgt\tdelayed\tip p50 / p99 (intended)\tip svc p50\tip err\n'

@@ -21,51 +21,21 @@
 # the repeats is this machine's noise: a gap smaller than it means nothing. This is a
 # measurement, not a test: it fails only if a build, a server start or a run fails.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 REPEAT=${REPEAT:-3}
 CONCURRENCY=${CONCURRENCY:-8}
 REQUESTS=${REQUESTS:-20000}
 WARMUP=${WARMUP:-1000}
 
-tmp=$(mktemp -d)
-server_pid=""
-stop_server() {
-	if [[ -n $server_pid ]]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=""
-	fi
-}
-trap 'stop_server; rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-
 echo "building into $tmp"
 go build -o "$tmp/inferperf" ./cmd/inferperf
 go run ./bench/tlscerts "$tmp/certs" >/dev/null
 certs=$tmp/certs
 
-server_pin=()
-client_pin=()
-ncpu=$(nproc)
-if command -v taskset >/dev/null && ((ncpu >= 2)); then
-	cpus=()
-	IFS=, read -ra parts <<<"$(taskset -pc $$ | sed 's/.*: *//')"
-	for p in "${parts[@]}"; do
-		if [[ $p == *-* ]]; then
-			for ((c = ${p%-*}; c <= ${p#*-}; c++)); do cpus+=("$c"); done
-		else
-			cpus+=("$p")
-		fi
-	done
-	rest=$(IFS=,; echo "${cpus[*]:1}")
-	server_pin=(taskset -c "${cpus[0]}")
-	client_pin=(taskset -c "$rest")
-	echo "pinning: server on CPU ${cpus[0]}, profile on CPU $rest ($ncpu CPUs)"
-else
-	echo "NOT pinned (taskset missing or $ncpu CPU)"
-fi
-echo "load: concurrency=$CONCURRENCY requests=$REQUESTS warmup=$WARMUP repeats=$REPEAT; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+pin_setup
+echo "load: concurrency=$CONCURRENCY requests=$REQUESTS warmup=$WARMUP repeats=$REPEAT; load average $(loadavg)"
 
 # start_server MODE starts `inferperf serve` with both endpoints in MODE (plain, tls, mtls) on
 # free ports and sets http and grpc to their addresses.
@@ -99,13 +69,11 @@ start_server() {
 	http=${BASH_REMATCH[1]} grpc=${BASH_REMATCH[2]}
 }
 
-tck=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
 
 # measure PROTO MODE runs one profile and records req/s, server and client CPU µs per request.
 declare -A rate=() server_us=() client_us=()
 measure() {
-	local proto=$1 mode=$2 args=() c0 c1 t out thr sus cus
+	local proto=$1 mode=$2 args=() c0 c1 t thr sus cus
 	case $proto/$mode in
 	http/plain) args=(-u "$http") ;;
 	http/tls) args=(-u "https://$http" --ssl-https-ca-certificates-file "$certs/ca.pem") ;;
@@ -116,11 +84,11 @@ measure() {
 	grpc/mtls) args=(-u "$grpc" --ssl-grpc-use-ssl --ssl-grpc-root-certifications-file "$certs/ca.pem"
 		--ssl-grpc-certificate-chain-file "$certs/client.pem" --ssl-grpc-private-key-file "$certs/client-key.pem") ;;
 	esac
-	c0=$(cpu_ticks)
-	t=$( { TIMEFORMAT='%U %S'; time "${client_pin[@]}" "$tmp/inferperf" profile -m simple -i "$proto" "${args[@]}" \
+	c0=$(proc_ticks "$server_pid")
+	t=$( { TIMEFORMAT='%U %S'; time "${driver_pin[@]}" "$tmp/inferperf" profile -m simple -i "$proto" "${args[@]}" \
 		--concurrency-range "$CONCURRENCY" --request-count "$REQUESTS" --warmup-request-count "$WARMUP" \
 		>"$tmp/profile.out" 2>&1; } 2>&1 ) || { echo "profile $proto $mode failed:" >&2; cat "$tmp/profile.out" >&2; exit 1; }
-	c1=$(cpu_ticks)
+	c1=$(proc_ticks "$server_pid")
 	thr=$(sed -n 's/^Concurrency: [0-9]*, throughput: \([0-9.]*\) infer\/sec.*/\1/p' "$tmp/profile.out")
 	[[ -n $thr ]] || { echo "no throughput in the output of profile $proto $mode:" >&2; cat "$tmp/profile.out" >&2; exit 1; }
 	local n=$((REQUESTS + WARMUP))
@@ -131,11 +99,6 @@ measure() {
 	server_us[$proto/$mode]+="$sus "
 	client_us[$proto/$mode]+="$cus "
 }
-
-median() {
-	printf '%s\n' $1 | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
-div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 
 modes=(plain tls mtls)
 for ((r = 1; r <= REPEAT; r++)); do
@@ -165,4 +128,4 @@ for proto in http grpc; do
 			"$(div "$(median "${client_us[$proto/$mode]}")" "$(median "${client_us[$proto/plain]}")")"
 	done
 done
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after: $(loadavg)"

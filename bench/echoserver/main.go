@@ -3,12 +3,15 @@
 // precomputed response shaped as the reference server's answer for `simple` (model "simple",
 // version "1", OUTPUT0 and OUTPUT1 as INT32 [1,16] in raw_output_contents, 64 bytes each), echoing
 // the request id. It computes and validates nothing, so what it costs per request is grpc-go's
-// transport and protobuf codec alone. bench/server_vs_echo.sh compares the reference server
-// against it.
+// transport and protobuf codec alone. With -http it also serves POST /v2/models/<model>/infer over
+// net/http, reading the request body whole and answering every request with the bytes of
+// -http-response (the reference server's own JSON answer, captured by the caller) as
+// application/json: net/http's cost per request alone. bench/server_vs_echo.sh compares the
+// reference server against it.
 //
 // Usage:
 //
-//	go run ./bench/echoserver -addr 127.0.0.1:9001
+//	go run ./bench/echoserver -addr 127.0.0.1:9001 [-http 127.0.0.1:9000 -http-response answer.json]
 package main
 
 import (
@@ -16,11 +19,15 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"google.golang.org/grpc"
@@ -66,8 +73,30 @@ func simpleResponse() *pb.ModelInferResponse {
 	}
 }
 
+// httpEcho answers POST /v2/models/<model>/infer with body, after reading the request's body
+// whole (as any server must before the connection can carry the next request).
+func httpEcho(body []byte) http.Handler {
+	size := strconv.Itoa(len(body))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v2/models/") || !strings.HasSuffix(r.URL.Path, "/infer") {
+			http.NotFound(w, r)
+			return
+		}
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		h := w.Header()
+		h["Content-Type"] = []string{"application/json"}
+		h["Content-Length"] = []string{size}
+		w.Write(body)
+	})
+}
+
 func main() {
-	addr := flag.String("addr", "127.0.0.1:9001", "address to listen on (host:port)")
+	addr := flag.String("addr", "127.0.0.1:9001", "gRPC address to listen on (host:port)")
+	httpAddr := flag.String("http", "", "HTTP address to listen on (host:port; empty: no HTTP)")
+	httpResponse := flag.String("http-response", "", "file holding the HTTP answer's body (needed with -http)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "echoserver: unexpected arguments %q\n", flag.Args())
@@ -87,6 +116,27 @@ func main() {
 		<-ctx.Done()
 		gs.Stop()
 	}()
+	if *httpAddr != "" {
+		body, err := os.ReadFile(*httpResponse)
+		if err != nil {
+			log.Fatalf("echoserver: -http-response: %v", err)
+		}
+		hln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			log.Fatalf("echoserver: %v", err)
+		}
+		hs := &http.Server{Handler: httpEcho(body)}
+		go func() {
+			<-ctx.Done()
+			hs.Close()
+		}()
+		go func() {
+			if err := hs.Serve(hln); err != nil && err != http.ErrServerClosed {
+				log.Fatalf("echoserver: %v", err)
+			}
+		}()
+		fmt.Printf("echoserver: HTTP %s\n", hln.Addr())
+	}
 	fmt.Printf("echoserver: gRPC %s\n", ln.Addr())
 	if err := gs.Serve(ln); err != nil {
 		log.Fatalf("echoserver: %v", err)

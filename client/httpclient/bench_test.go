@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"inferperf/client"
 	"inferperf/server/daemon"
 	"inferperf/server/servertest"
@@ -26,7 +28,8 @@ func TestMain(m *testing.M) {
 		serveChild()
 		return
 	}
-	os.Exit(m.Run())
+	// The tests must leave no goroutine behind once they have all finished.
+	goleak.VerifyTestMain(m)
 }
 
 // serveChild starts the reference server, prints its addresses and serves until stdin closes.
