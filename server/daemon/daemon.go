@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -213,6 +214,10 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		}
 		d.MetricsAddr = ln.Addr().String()
 		reg := prometheus.NewRegistry()
+		// The server's own health beside Triton's metrics: go_goroutines, go_memstats_* and
+		// process_resident_memory_bytes, which a soak reads to see the server stay flat. Scrapers
+		// of Triton's metrics (inferperf's included) skip the names they do not know.
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		closer, err := metrics.Register(reg, core, metrics.Options{GPU: cfg.GPUMetrics, CPU: cfg.CPUMetrics, Logger: log})
 		if err != nil {
 			ln.Close()

@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -82,6 +84,32 @@ func TestTLSWithoutCertificate(t *testing.T) {
 		}
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("Start = %v; want %q", err, tc.want)
+		}
+	}
+}
+
+// TestMetricsShowTheServersHealth: the metrics endpoint has the server's goroutine count and
+// resident memory beside Triton's families, the figures a soak reads.
+func TestMetricsShowTheServersHealth(t *testing.T) {
+	cfg := Defaults()
+	cfg.HTTPPort, cfg.GRPCPort, cfg.MetricsPort, cfg.GPUMetrics = 0, 0, 0, false
+	d, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Shutdown(context.Background())
+	resp, err := http.Get("http://" + d.MetricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\ngo_goroutines ", "\nprocess_resident_memory_bytes ", "\nnv_inference_count{"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
 		}
 	}
 }
