@@ -61,7 +61,14 @@ func TestScraperEmbeddedServer(t *testing.T) {
 			t.Errorf("Aggregate(embedded server samples) CPU = %+v; want the host's memory and a 0-1 utilization", cpu)
 		}
 	}
-	w := s.Warnings()
+	// A loaded machine may also take longer than the interval to scrape, which is warned about
+	// too: that warning is the machine's, not the test's business.
+	var w []string
+	for _, msg := range s.Warnings() {
+		if !strings.Contains(msg, "longer than the metrics interval") {
+			w = append(w, msg)
+		}
+	}
 	if len(w) != 1 || !strings.Contains(w[0], srv.MetricsURL) || !strings.Contains(w[0], "no GPU metrics") {
 		t.Errorf("Warnings() = %q; want one saying %s has no GPU metrics", w, srv.MetricsURL)
 	}
