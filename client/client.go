@@ -120,4 +120,7 @@ type Options struct {
 	BinaryInputs bool
 	// BinaryOutputs asks for HTTP outputs in binary; otherwise as JSON.
 	BinaryOutputs bool
+	// DisableKeepAlive makes HTTP open a new connection for every request (and close it after),
+	// to measure what connection setup costs a client that does not reuse them.
+	DisableKeepAlive bool
 }

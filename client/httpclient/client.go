@@ -88,6 +88,7 @@ func New(opts client.Options) (*Client, error) {
 		// Triton speaks HTTP/1.1; with a custom TLS config the transport would not try h2
 		// anyway, and we keep it that way explicitly.
 		ForceAttemptHTTP2: false,
+		DisableKeepAlives: opts.DisableKeepAlive,
 		WriteBufferSize:   32 << 10,
 		ReadBufferSize:    32 << 10,
 	}

@@ -147,6 +147,13 @@ func TestProfileFlags(t *testing.T) {
 			return f.ssl.noVerifyPeer && f.ssl.noVerifyHost && f.ssl.httpsCertType == "DER"
 		}, ""},
 		{[]string{"-m", "x", "--verbose-csv"}, nil, "--verbose-csv needs -f"},
+		{[]string{"-m", "x"}, func(f *profileFlags) bool { return f.httpKeepAlive && f.grpcConnections == 0 }, ""},
+		{[]string{"-m", "x", "-i", "grpc", "--grpc-connections", "4"}, func(f *profileFlags) bool { return f.grpcConnections == 4 }, ""},
+		{[]string{"-m", "x", "-i", "grpc", "--grpc-connections", "0"}, nil, "--grpc-connections must be at least 1"},
+		{[]string{"-m", "x", "--grpc-connections", "2"}, nil, "--grpc-connections applies to -i grpc only"},
+		{[]string{"-m", "x", "--http-keep-alive", "0"}, func(f *profileFlags) bool { return !f.httpKeepAlive }, ""},
+		{[]string{"-m", "x", "--http-keep-alive", "maybe"}, nil, "use 1"},
+		{[]string{"-m", "x", "-i", "grpc", "--http-keep-alive", "1"}, nil, "--http-keep-alive applies to -i http only"},
 	}
 	for _, c := range cases {
 		f, err := parseProfile(t, c.args...)

@@ -30,10 +30,14 @@ type profileFlags struct {
 	inputFormat   string
 	outputFormat  string
 	compression   string
-	serviceKind   string
-	jsonFile      string
-	exportFile    string // --profile-export-file: perf_analyzer's JSON, streamed; never overwritten
-	rateSet       bool
+	// --grpc-connections (0: perf_analyzer's ceil(threads/6)) and --http-keep-alive.
+	grpcConnections uint64
+	httpKeepAlive   bool
+	keepAliveSet    bool
+	serviceKind     string
+	jsonFile        string
+	exportFile      string // --profile-export-file: perf_analyzer's JSON, streamed; never overwritten
+	rateSet         bool
 	// --collect-metrics, --metrics-url, --metrics-interval; --report
 	collectMetrics  bool
 	metricsURL      string
@@ -394,6 +398,26 @@ func (f *profileFlags) options() []opt {
 		{long: "report", arg: true, set: str(&f.reportFile)},
 		{long: "results", arg: true, set: str(&f.jsonFile)}, // the name issue 6 gives --json
 		{long: "request-timeout", arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
+		{long: "grpc-connections", arg: true, set: func(v string) error {
+			n, err := parseUint("--grpc-connections", v)
+			if err == nil && n == 0 {
+				return usageErrorf("--grpc-connections must be at least 1")
+			}
+			f.grpcConnections = n
+			return err
+		}},
+		{long: "http-keep-alive", arg: true, set: func(v string) error {
+			switch strings.ToLower(v) {
+			case "1", "true", "on":
+				f.httpKeepAlive = true
+			case "0", "false", "off":
+				f.httpKeepAlive = false
+			default:
+				return usageErrorf("--http-keep-alive %q: use 1 (reuse connections, the default) or 0 (a new connection per request)", v)
+			}
+			f.keepAliveSet = true
+			return nil
+		}},
 	}
 }
 
@@ -474,7 +498,7 @@ func defaults() profileFlags {
 			MeasurementRequestCount: 50, StabilityPercentage: 10, MaxTrials: 10,
 			Inputs: inputsDefaults(), Distribution: "constant", Seed: 1,
 		},
-		inputFormat: "binary", outputFormat: "binary", compression: "none",
+		inputFormat: "binary", outputFormat: "binary", compression: "none", httpKeepAlive: true,
 	}
 }
 
@@ -520,6 +544,12 @@ func (f *profileFlags) finish() error {
 	}
 	if f.compression != "none" && c.Protocol != "grpc" {
 		return usageErrorf("--grpc-compression-algorithm applies to -i grpc only")
+	}
+	if f.grpcConnections > 0 && c.Protocol != "grpc" {
+		return usageErrorf("--grpc-connections applies to -i grpc only")
+	}
+	if f.keepAliveSet && c.Protocol != "http" {
+		return usageErrorf("--http-keep-alive applies to -i http only")
 	}
 	if f.stagesSet && (f.rateSet || f.concurrencySet || len(c.Intervals) > 0) {
 		return usageErrorf("--load-stages replaces --concurrency-range, --request-rate-range and --request-intervals: give one")

@@ -285,6 +285,9 @@ func newClients(f *profileFlags, cfg profile.Config) (client.Inferer, client.Adm
 		// tritonclient shares one gRPC channel among up to six clients, and perf_analyzer gives
 		// each thread a client: so many channels, and requests spread over them.
 		opts.Connections = max(1, (threads+5)/6)
+		if f.grpcConnections > 0 {
+			opts.Connections = int(f.grpcConnections)
+		}
 		c, err := grpcclient.New(opts)
 		if err != nil {
 			return nil, nil, err
@@ -293,6 +296,7 @@ func newClients(f *profileFlags, cfg profile.Config) (client.Inferer, client.Adm
 	}
 	// HTTP/1.1 carries one request per connection at a time: keep one per concurrent request.
 	opts.Connections = int(max(uint64(threads), cfg.Concurrency.End))
+	opts.DisableKeepAlive = !f.httpKeepAlive
 	if cfg.RateMode() && cfg.Async {
 		opts.Connections = 256 // open loop: as many as the schedule needs; keep this many idle
 	}

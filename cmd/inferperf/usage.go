@@ -55,6 +55,10 @@ Load
   --streaming                     send over gRPC ModelStreamInfer, one stream per request slot
   --grpc-compression-algorithm none|gzip|deflate   compress gRPC requests
   --request-timeout <ms>          fail a request that takes longer (inferperf's own; default none)
+  --grpc-connections <n>          gRPC: spread requests over n connections (inferperf's own;
+                                  default perf_analyzer's ceil(threads/6))
+  --http-keep-alive 0|1           HTTP: 0 opens a new connection per request (inferperf's own;
+                                  default 1, one kept-alive connection per concurrent request)
 
 Measurement
   --measurement-mode time_windows|count_windows   (default time_windows)
