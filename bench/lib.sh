@@ -142,6 +142,18 @@ install_tool() {
 	echo "$dir/$1"
 }
 
+# wrk_post_script BODY OUT writes wrk's Lua script for a POST of the JSON file BODY to OUT (wrk
+# reads the body at start).
+wrk_post_script() {
+	cat >"$2" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = assert(io.open("$1", "rb"))
+wrk.body = f:read("*a")
+f:close()
+LUA
+}
+
 # install_wrk prints the path of wrk, installing Debian's package at WRK_VERSION with apt-get if
 # it is missing. When it cannot, it prints nothing and says why on stderr; callers skip wrk.
 install_wrk() {

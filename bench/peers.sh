@@ -103,13 +103,7 @@ printf 'POST http://127.0.0.1:%s/v2/models/simple/infer\nContent-Type: applicati
 	"$http_port" "$tmp/http.json" >"$tmp/targets.http"
 
 # wrk's POST: the same JSON body, read by wrk's Lua at start.
-cat >"$tmp/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local f = assert(io.open("$tmp/http.json", "rb"))
-wrk.body = f:read("*a")
-f:close()
-LUA
+wrk_post_script "$tmp/http.json" "$tmp/post.lua"
 
 # run CMD...: runs CMD pinned on the load CPU (lib.sh's timed) and fails the script if it fails.
 run() {

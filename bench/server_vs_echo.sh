@@ -76,13 +76,7 @@ if [[ -n $wrk || -n $vegeta ]]; then
 	curl -sf -H 'Content-Type: application/json' --data-binary "@$tmp/http.json" \
 		"http://127.0.0.1:$http_port/v2/models/simple/infer" >"$tmp/answer.json"
 	stop_server
-	cat >"$tmp/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local f = assert(io.open("$tmp/http.json", "rb"))
-wrk.body = f:read("*a")
-f:close()
-LUA
+	wrk_post_script "$tmp/http.json" "$tmp/post.lua"
 	printf 'POST URL\nContent-Type: application/json\nAccept-Encoding: identity\n@%s\n' "$tmp/http.json" >"$tmp/targets.tmpl"
 fi
 
