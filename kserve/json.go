@@ -563,6 +563,20 @@ func (s *scanner) element(out []byte, dt DataType) ([]byte, *Error) {
 		return nil, s.fail("expecting an integer for %s, got %s", string(dt), quoteLiteral(lit))
 	}
 	size := dt.ElementSize()
+	if v, ok := smallInt(lit); ok {
+		// The common case, without strconv: a literal of at most 18 digits that fits dt.
+		// Anything else (out of range, longer) goes the strconv way below, errors included.
+		switch dt {
+		case Int8, Int16, Int32, Int64:
+			if bits := 8 * uint(size); bits == 64 || (v >= -1<<(bits-1) && v < 1<<(bits-1)) {
+				return appendLE(out, uint64(v), size), nil
+			}
+		default: // the unsigned types
+			if bits := 8 * uint(size); v >= 0 && (bits == 64 || v < 1<<bits) {
+				return appendLE(out, uint64(v), size), nil
+			}
+		}
+	}
 	switch dt {
 	case Int8, Int16, Int32, Int64:
 		v, perr := strconv.ParseInt(string(lit), 10, 8*size)
@@ -587,6 +601,29 @@ func (s *scanner) element(out []byte, dt DataType) ([]byte, *Error) {
 		}
 		return appendLE(out, v, size), nil
 	}
+}
+
+// smallInt returns the value of an integer literal as number returns it (an optional minus
+// sign, then digits), if it has at most 18 digits, which no int64 overflows; ok is false
+// otherwise. "-0" is 0.
+func smallInt(lit []byte) (v int64, ok bool) {
+	digits := lit
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = 10*v + int64(c-'0')
+	}
+	if len(digits) < len(lit) {
+		v = -v
+	}
+	return v, true
 }
 
 // wrongKind reports a "data" element of the wrong JSON kind, quoting the offending token.
@@ -643,6 +680,12 @@ func appendJSONData(dst []byte, dt DataType, data []byte) ([]byte, *Error) {
 	case size > 0 && len(data)%size != 0:
 		return dst, Errorf(InvalidArg, "%s data of %d bytes is not a whole number of elements", string(dt), len(data))
 	}
+	switch dt {
+	case Int8, Int16, Int32, Int64:
+		return appendJSONInts(dst, data, size, true), nil
+	case Uint8, Uint16, Uint32, Uint64:
+		return appendJSONInts(dst, data, size, false), nil
+	}
 	dst = append(dst, '[')
 	le := binary.LittleEndian
 	for i := 0; i < len(data); {
@@ -696,6 +739,36 @@ func appendJSONData(dst []byte, dt DataType, data []byte) ([]byte, *Error) {
 		i += size
 	}
 	return append(dst, ']'), nil
+}
+
+// appendJSONInts is appendJSONData for the integer types: elements of size bytes, signed or
+// not. The datatype is looked at once rather than once per element, as the general loop does.
+func appendJSONInts(dst, data []byte, size int, signed bool) []byte {
+	dst = append(dst, '[')
+	shift := 64 - 8*uint(size) // moves the element's sign bit to bit 63, for sign extension
+	le := binary.LittleEndian
+	for i := 0; i+size <= len(data); i += size {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var u uint64
+		switch size {
+		case 1:
+			u = uint64(data[i])
+		case 2:
+			u = uint64(le.Uint16(data[i:]))
+		case 4:
+			u = uint64(le.Uint32(data[i:]))
+		default:
+			u = le.Uint64(data[i:])
+		}
+		if signed {
+			dst = strconv.AppendInt(dst, int64(u<<shift)>>shift, 10)
+		} else {
+			dst = strconv.AppendUint(dst, u, 10)
+		}
+	}
+	return append(dst, ']')
 }
 
 // appendFloat writes f with the shortest text that parses back to it, in the form encoding/json

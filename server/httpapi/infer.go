@@ -189,14 +189,20 @@ func (h *Handler) writeInferReply(w http.ResponseWriter, r *http.Request, header
 
 // pickEncoding chooses the highest-weighted of gzip and deflate in an Accept-Encoding header, or
 // "" for identity (no compression), as Triton does.
+//
+// It walks the header with iterators rather than splitting it into slices: it runs on every
+// reply, and most clients send no Accept-Encoding at all.
 func pickEncoding(accept string) string {
+	if accept == "" {
+		return ""
+	}
 	best, bestQ := "", 0.0
 	identityQ := 0.001 // identity wins ties: compress only when asked
-	for _, part := range strings.Split(accept, ",") {
-		fields := strings.Split(part, ";")
-		name := strings.ToLower(strings.TrimSpace(fields[0]))
+	for part := range strings.SplitSeq(accept, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		name := strings.ToLower(strings.TrimSpace(coding))
 		q := 1.0
-		for _, f := range fields[1:] {
+		for f := range strings.SplitSeq(params, ";") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(f), "q="); ok {
 				if p, err := strconv.ParseFloat(v, 64); err == nil {
 					q = p

@@ -25,6 +25,9 @@ type item struct {
 	done chan error
 	// one holds the item itself: the batch of one that takeLocked hands out.
 	one [1]*item
+	// sc is the execution memory of the request when it runs inline (Scheduler.Infer); pooled
+	// with the item, so that it is reused as an instance's is.
+	sc scratch
 }
 
 // items recycles items, done channels included. An item goes back only when Infer returns, and
@@ -49,7 +52,7 @@ func putItem(it *item) {
 	if len(it.done) != 0 {
 		return
 	}
-	*it = item{done: it.done, one: it.one}
+	*it = item{done: it.done, one: it.one, sc: it.sc}
 	items.Put(it)
 }
 

@@ -11,8 +11,9 @@
 // It hands batches to the instance goroutines over a channel with room for one batch per
 // instance, so it never blocks on a busy instance. The one exception is the default scheduler
 // with no queue timeouts, where there is nothing to decide: a request that arrives while an
-// instance is free goes to it at once, and an instance that finishes while requests wait takes
-// the oldest itself.
+// instance is free and nothing waits runs at once on its caller's goroutine (the instance
+// counted busy meanwhile), and an instance that finishes while requests wait takes the oldest
+// itself.
 package scheduler
 
 import (
@@ -131,7 +132,11 @@ type Scheduler struct {
 	// runCtx is the context of every Execute; abort cancels it when Close runs out of time.
 	runCtx context.Context
 	abort  context.CancelFunc
-	// done is closed once the dispatcher and every instance have returned.
+	// inline counts the executions running on their caller's goroutine (Infer's inline path),
+	// which the dispatcher waits for before closing done, as it waits for the instances.
+	inline sync.WaitGroup
+	// done is closed once the dispatcher, every instance and every inline execution have
+	// returned.
 	done chan struct{}
 	// rounds counts the dispatcher's passes, so tests can check it sleeps while idle.
 	rounds atomic.Uint64
@@ -194,6 +199,20 @@ func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received tim
 	if s.cfg.MaxQueueSize > 0 && len(s.queue)+len(s.delayed) >= s.cfg.MaxQueueSize {
 		s.mu.Unlock()
 		return kserve.Errorf(kserve.Unavailable, "Exceeds maximum queue size")
+	}
+	if s.free > 0 && s.direct() && it.deadline.IsZero() && s.waitingLocked() == 0 {
+		// Nothing to decide and nothing waiting: the request takes the free instance and runs
+		// on this goroutine, sparing the hand-off to an instance goroutine and back (two
+		// goroutine switches and a select) that the default scheduler would otherwise cost
+		// every request. It never waits in the queue, so it is never pending either.
+		s.free--
+		s.inline.Add(1)
+		s.mu.Unlock()
+		s.execute(it.one[:], &it.sc)
+		s.release()
+		s.inline.Done()
+		// execute sent the outcome into done (room for one, so it did not block).
+		return <-it.done
 	}
 	s.queue = append(s.queue, it)
 	if !it.deadline.IsZero() {
@@ -408,6 +427,9 @@ func (s *Scheduler) dispatch() {
 	defer func() {
 		close(s.work)
 		instances.Wait()
+		// Every inline execution started before the scheduler closed (Infer checks closed
+		// under mu), so none can start after this wait has begun.
+		s.inline.Wait()
 		close(s.done)
 	}()
 	timer := time.NewTimer(time.Hour)
@@ -486,6 +508,27 @@ func (s *Scheduler) instance() {
 // hands a request to a free instance itself, and an instance that finishes takes the next
 // request itself, each sparing a goroutine switch to the dispatcher and back. s.mu must be held.
 func (s *Scheduler) direct() bool { return !s.cfg.batching() && s.timed == 0 }
+
+// release is called by an inline execution (Infer) once it has finished: the instance it held
+// goes to the oldest waiting request, as an instance goroutine that finishes takes it (next),
+// except that the request runs on an instance goroutine rather than on this caller's, which
+// must return; otherwise the instance is free again. The send never blocks: the instance this
+// caller held was never in work, so work has room for the batch that takes it over.
+func (s *Scheduler) release() {
+	s.mu.Lock()
+	if s.direct() && s.waitingLocked() > 0 {
+		// Under mu, as in Infer: the dispatcher closes work only once the queue is empty.
+		s.work <- s.takeLocked(1)
+		s.mu.Unlock()
+		return
+	}
+	s.free++
+	wake := s.waitingLocked() > 0 || s.closed
+	s.mu.Unlock()
+	if wake {
+		s.signal()
+	}
+}
 
 // next is called by an instance that has finished a batch. It returns the oldest waiting request
 // when direct allows; otherwise nil, and the instance is free again and waits for the
