@@ -449,6 +449,24 @@ func decodeJSONData(kind, name string, dt DataType, shape []int64, raw []byte) (
 		out = make([]byte, 0, int(capElems)*dt.ElementSize())
 	}
 
+	out, count, err := s.dataArray(out, dt)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.end(); err != nil {
+		return nil, err
+	}
+	if count != want {
+		return nil, Errorf(InvalidArg,
+			"Unable to parse 'data' for %s '%s': Shape does not match true shape of 'data' field: shape %s has %d elements, 'data' has %d",
+			kind, name, formatShape(shape), want, count)
+	}
+	return out, nil
+}
+
+// dataArray reads the (possibly nested) "data" array at the current position, appending the
+// raw encoding of its elements to out, and returns it with the number of elements.
+func (s *scanner) dataArray(out []byte, dt DataType) ([]byte, int64, *Error) {
 	// The arrays are walked iteratively: depth counts the open arrays, and expectValue says
 	// whether an element or a separator comes next.
 	var count int64
@@ -457,7 +475,7 @@ func decodeJSONData(kind, name string, dt DataType, shape []int64, raw []byte) (
 		if expectValue {
 			if s.peek() == '[' {
 				if depth++; depth > maxDataDepth {
-					return nil, s.fail("nesting depth exceeds %d", maxDataDepth)
+					return nil, 0, s.fail("nesting depth exceeds %d", maxDataDepth)
 				}
 				s.pos++
 				if s.peek() == ']' {
@@ -469,14 +487,14 @@ func decodeJSONData(kind, name string, dt DataType, shape []int64, raw []byte) (
 			}
 			var err *Error
 			if out, err = s.element(out, dt); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			count++
 			expectValue = false
 			continue
 		}
 		if depth == 0 {
-			break
+			return out, count, nil
 		}
 		switch s.peek() {
 		case ',':
@@ -486,18 +504,43 @@ func decodeJSONData(kind, name string, dt DataType, shape []int64, raw []byte) (
 			s.pos++
 			depth--
 		default:
-			return nil, s.unexpected("',' or ']'")
+			return nil, 0, s.unexpected("',' or ']'")
 		}
 	}
-	if err := s.end(); err != nil {
-		return nil, err
+}
+
+// eagerData decodes the "data" value at the current position of a header scanner as
+// decodeJSONData would for dt and shape, in the same pass that reads the header: the common
+// request gives "shape" and "datatype" before "data", and reading the text once instead of
+// twice (skipValue, then decodeJSONData) saves a good part of the decoding. It returns the
+// value's text and its raw encoding, the same bytes decodeJSONData would return for that text.
+// Anything that decodeJSONData would refuse, BYTES (whose buffer decodeJSONData sizes
+// differently) and FP16/BF16 leave the position unchanged and return nil: the caller then skips
+// the value and decodes it later as before, so that every error keeps its message and its
+// precedence over the errors found after the header is read. The caller must drop the result
+// when a later "datatype" or "shape" key replaces the ones it was decoded for.
+func (s *scanner) eagerData(dt DataType, shape []int64) (text, out []byte) {
+	size := dt.ElementSize()
+	if size <= 0 || dt == FP16 || dt == BF16 || dt == Bytes {
+		return nil, nil
 	}
-	if count != want {
-		return nil, Errorf(InvalidArg,
-			"Unable to parse 'data' for %s '%s': Shape does not match true shape of 'data' field: shape %s has %d elements, 'data' has %d",
-			kind, name, formatShape(shape), want, count)
+	want := ElementCount(shape)
+	// A failed element can leave the depth counter raised (skipValue quoting a bad token), so
+	// both are restored: the value must then be read exactly as if this had never run.
+	start, depth := s.pos, s.depth
+	if want < 0 || s.peek() != '[' {
+		s.pos = start
+		return nil, nil
 	}
-	return out, nil
+	// As in decodeJSONData, every element takes at least two bytes of text: a successful
+	// decode has len(text)/2+1 >= want, so both give out the same capacity, want*size.
+	capElems := min(want, int64((len(s.buf)-s.pos)/2+1))
+	out, count, err := s.dataArray(make([]byte, 0, int(capElems)*size), dt)
+	if err != nil || count != want {
+		s.pos, s.depth = start, depth
+		return nil, nil
+	}
+	return s.buf[start:s.pos], out
 }
 
 // element reads one leaf of a "data" array and appends its raw encoding.

@@ -61,8 +61,24 @@ type tensorHeader struct {
 	badDatatype                               string // the datatype text when it is not a known one
 	binarySize                                uint64
 	data                                      []byte // the JSON text of "data"
+	decoded                                   []byte // "data" already decoded, see eagerData
 	shapeStart, shapeEnd                      int    // the shape, in scanner.dims
 	binaryOut, hasClassification, isRequested bool   // requested outputs only
+}
+
+// lazyData turns eagerData off, so that the tests can compare the one-pass decoding of "data"
+// with the two-pass one it stands in for.
+var lazyData = false
+
+// requestBlock is the memory of a decoded request with up to two inputs and two requested
+// outputs (the common requests): one allocation instead of four (the request, its Inputs, its
+// Outputs and the dims of the shapes) on the server's hot path. The slices the request gets are
+// capped, so appending to one can never overwrite its neighbour.
+type requestBlock struct {
+	req     InferRequest
+	inputs  [2]Tensor
+	outputs [2]RequestedOutput
+	dims    [8]int64
 }
 
 // headerBuf is how many tensors of a header the decoders keep on the stack before spilling to
@@ -73,9 +89,11 @@ const headerBuf = 8
 // the concrete error type; the exported wrapper turns it into an error without ever making a
 // nil *Error into a non-nil interface.
 func decodeInferRequest(body []byte, headerLen int) (*InferRequest, *Error) {
-	// dims has room for the shapes of a few inputs, so that a common header allocates them once.
-	s := &scanner{buf: body[:headerLen], ctx: "failed to parse the request JSON buffer", dims: make([]int64, 0, 8)}
-	req := &InferRequest{}
+	// The request, its first tensors and the dims of their shapes share one allocation (see
+	// requestBlock); larger requests spill into slices of their own.
+	blk := &requestBlock{}
+	s := &scanner{buf: body[:headerLen], ctx: "failed to parse the request JSON buffer", dims: blk.dims[:0]}
+	req := &blk.req
 	var inBuf, outBuf [headerBuf]tensorHeader
 	inputs, outputs := inBuf[:0], outBuf[:0]
 	sawInputs := false
@@ -120,8 +138,11 @@ func decodeInferRequest(body []byte, headerLen int) (*InferRequest, *Error) {
 	}
 
 	blobs := body[headerLen:]
-	if len(inputs) > 0 {
-		req.Inputs = make([]Tensor, len(inputs))
+	switch n := len(inputs); {
+	case n > len(blk.inputs):
+		req.Inputs = make([]Tensor, n)
+	case n > 0:
+		req.Inputs = blk.inputs[:n:n]
 	}
 	for i := range inputs {
 		in := &inputs[i]
@@ -141,8 +162,11 @@ func decodeInferRequest(body []byte, headerLen int) (*InferRequest, *Error) {
 		return nil, Errorf(InvalidArg, "unexpected additional input data: %d bytes after the last binary input", len(blobs))
 	}
 
-	if len(outputs) > 0 {
-		req.Outputs = make([]RequestedOutput, len(outputs))
+	switch n := len(outputs); {
+	case n > len(blk.outputs):
+		req.Outputs = make([]RequestedOutput, n)
+	case n > 0:
+		req.Outputs = blk.outputs[:n:n]
 	}
 	for i := range outputs {
 		out := &outputs[i]
@@ -211,6 +235,8 @@ func (h *tensorHeader) takeData(kind string, blobs []byte) ([]byte, *Error) {
 		if err := validateData(h.t.Datatype, h.t.Shape, h.t.Data); err != nil {
 			return nil, Errorf(InvalidArg, "unexpected binary data for %s '%s': %s", kind, name, err.Msg)
 		}
+	case h.hasData && h.decoded != nil:
+		h.t.Data = h.decoded
 	case h.hasData:
 		data, err := decodeJSONData(kind, name, h.t.Datatype, h.t.Shape, h.data)
 		if err != nil {
@@ -293,6 +319,10 @@ func (s *scanner) uintField(field string) (uint64, any, *Error) {
 	lit, isInt, err := s.number()
 	if err != nil {
 		return 0, nil, err
+	}
+	if v, ok := smallInt(lit); ok && isInt {
+		// The common case (shapes, sizes), without strconv: at most 18 digits, no sign.
+		return uint64(v), v, nil
 	}
 	v, perr := strconv.ParseUint(string(lit), 10, 64)
 	if !isInt || perr != nil {
@@ -416,6 +446,7 @@ func (s *scanner) tensorObject(field string, requested bool) (tensorHeader, *Err
 				break
 			}
 			var dt []byte
+			h.decoded = nil // decoded for the previous datatype
 			if dt, err = s.stringField("datatype"); err == nil {
 				h.hasDatatype = true
 				h.t.Datatype, h.badDatatype = lookupDataType(dt)
@@ -426,6 +457,7 @@ func (s *scanner) tensorObject(field string, requested bool) (tensorHeader, *Err
 				break
 			}
 			// Every shape of the header goes into the one dims slice (see scanner.shape).
+			h.decoded = nil // decoded for the previous shape
 			h.hasShape = true
 			h.shapeStart = len(s.dims)
 			err = s.arrayField("shape", func() *Error {
@@ -443,6 +475,12 @@ func (s *scanner) tensorObject(field string, requested bool) (tensorHeader, *Err
 				break
 			}
 			h.hasData = true
+			h.decoded = nil
+			if h.hasDatatype && h.hasShape && !lazyData {
+				if h.data, h.decoded = s.eagerData(h.t.Datatype, s.dims[h.shapeStart:h.shapeEnd]); h.decoded != nil {
+					break
+				}
+			}
 			h.data, err = s.skipValue()
 		case "parameters":
 			h.t.Parameters = nil
