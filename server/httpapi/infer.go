@@ -39,7 +39,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 		}
 		return
 	}
-	if enc := headerValue(r.Header, "Content-Encoding"); enc != "" {
+	if enc := r.Header.Get("Content-Encoding"); enc != "" {
 		if body, err = decompress(enc, body, h.opts.MaxInputSize); err != nil {
 			var ke *kserve.Error
 			if errors.As(err, &ke) && ke.Code == kserve.Unsupported {
@@ -50,7 +50,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 		}
 	}
 	headerLen := -1
-	if hv := headerValue(r.Header, headerContentLength); hv != "" {
+	if hv := r.Header.Get(headerContentLength); hv != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(hv))
 		if err != nil || n < 0 || n > len(body) {
 			writeError(w, kserve.Errorf(kserve.InvalidArg, "%s: %q must be an integer between 0 and the body length %d", headerContentLength, hv, len(body)))
@@ -172,15 +172,6 @@ func readBody(src io.Reader, contentLength int64) ([]byte, error) {
 // presizeLimit is the most readBody allocates before the body's bytes arrive.
 const presizeLimit = 1 << 20
 
-// headerValue is r.Header.Get for a key already in canonical form: a map lookup without
-// canonicalizing the key again, on every request.
-func headerValue(h http.Header, canonicalKey string) string {
-	if v := h[canonicalKey]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
 // The content types of inference replies, shared by every reply so that setting them allocates
 // nothing. net/http only reads header values, never writes into them.
 var (
@@ -204,7 +195,7 @@ func setReplyType(hdr http.Header, header []byte, blobs [][]byte) {
 func (h *Handler) writeInferReply(w http.ResponseWriter, r *http.Request, header []byte, blobs [][]byte) {
 	hdr := w.Header()
 	setReplyType(hdr, header, blobs)
-	if enc := pickEncoding(headerValue(r.Header, "Accept-Encoding")); enc != "" {
+	if enc := pickEncoding(r.Header.Get("Accept-Encoding")); enc != "" {
 		var buf bytes.Buffer
 		var zw io.WriteCloser
 		if enc == "gzip" {

@@ -516,14 +516,11 @@ func (s *Scheduler) direct() bool { return !s.cfg.batching() && s.timed == 0 }
 // caller held was never in work, so work has room for the batch that takes it over.
 func (s *Scheduler) release() {
 	s.mu.Lock()
-	if s.direct() && s.waitingLocked() > 0 {
+	batch, wake := s.finishedLocked()
+	if batch != nil {
 		// Under mu, as in Infer: the dispatcher closes work only once the queue is empty.
-		s.work <- s.takeLocked(1)
-		s.mu.Unlock()
-		return
+		s.work <- batch
 	}
-	s.free++
-	wake := s.waitingLocked() > 0 || s.closed
 	s.mu.Unlock()
 	if wake {
 		s.signal()
@@ -535,22 +532,26 @@ func (s *Scheduler) release() {
 // dispatcher.
 func (s *Scheduler) next() []*item {
 	s.mu.Lock()
-	if s.direct() && s.waitingLocked() > 0 {
-		batch := s.takeLocked(1)
-		s.mu.Unlock()
-		return batch
-	}
-	s.free++
-	// A free instance matters to the dispatcher only if requests wait, or if the scheduler is
-	// closed: this instance may just have taken the last queued request itself, and the
-	// dispatcher must see the queue drained to finish. Otherwise the next request to arrive
-	// wakes it if need be (Infer). Both sides decide under mu, so no wake-up is lost.
-	wake := s.waitingLocked() > 0 || s.closed
+	batch, wake := s.finishedLocked()
 	s.mu.Unlock()
 	if wake {
 		s.signal()
 	}
-	return nil
+	return batch
+}
+
+// finishedLocked is what an instance does when its execution ends (next and release): take the
+// oldest waiting request when direct allows, or else count itself free again and say whether to
+// wake the dispatcher. A free instance matters to the dispatcher only if requests wait, or if the
+// scheduler is closed: this instance may just have taken the last queued request itself, and the
+// dispatcher must see the queue drained to finish. Otherwise the next request to arrive wakes it
+// if need be (Infer). Both sides decide under mu, so no wake-up is lost. s.mu must be held.
+func (s *Scheduler) finishedLocked() (batch []*item, wake bool) {
+	if s.direct() && s.waitingLocked() > 0 {
+		return s.takeLocked(1), false
+	}
+	s.free++
+	return nil, s.waitingLocked() > 0 || s.closed
 }
 
 // scratch is an instance's memory for its executions, reused from one batch to the next: an
