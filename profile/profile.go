@@ -466,7 +466,7 @@ func (c *concurrencyRunner) counted(ctx context.Context, concurrency int) (*resu
 		return err
 	}
 	if err := snap(); err != nil {
-		return nil, levelFailed, err
+		return nil, interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
 	}
 	t0 := r.Now()
 	c.rec.Cut(t0)
@@ -479,7 +479,7 @@ func (c *concurrencyRunner) counted(ctx context.Context, concurrency int) (*resu
 		return r.level(concurrency, []measure.Window{w}, nil, nil, false, false), levelInterrupted, nil
 	}
 	if err := snap(); err != nil {
-		return nil, levelFailed, err
+		return r.level(concurrency, []measure.Window{w}, nil, nil, false, false), interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
 	}
 	if w.Count == 0 {
 		if w.ErrorCount() > 0 {
@@ -507,6 +507,24 @@ func (c *concurrencyRunner) close() {
 }
 
 type levelOutcome int
+
+// interruptedOr is the outcome of a level whose server statistics could not be read: an
+// interruption when the run was stopped while the read was out (the read is cancelled with the
+// run, and what was measured is reported as for any interrupt), otherwise the given outcome.
+func interruptedOr(ctx context.Context, outcome levelOutcome) levelOutcome {
+	if ctx.Err() != nil {
+		return levelInterrupted
+	}
+	return outcome
+}
+
+// interruptedErr is the error that goes with interruptedOr's outcome: none for an interruption.
+func interruptedErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
 
 const (
 	levelStable levelOutcome = iota
@@ -537,7 +555,7 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 	}
 	first, err := snap()
 	if err != nil {
-		return nil, levelFailed, err
+		return nil, interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
 	}
 	snaps = append(snaps, first)
 	outcome := levelUnstable
@@ -556,7 +574,7 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 		r.progress(label, trial, windows)
 		s, err := snap()
 		if err != nil {
-			return r.level(concurrency, windows, snaps, stats, false, false), levelFailed, err
+			return r.level(concurrency, windows, snaps, stats, false, false), interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
 		}
 		snaps = append(snaps, s)
 		if cfg.Verbose {

@@ -175,3 +175,61 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 		t.Errorf("interrupted sweep = %+v; want the partial level with its windows", sweep.Levels)
 	}
 }
+
+// interruptingAdmin is the user's Ctrl-C arriving while a statistics read is out: its nth read
+// cancels the run and fails with the cancellation, as a real read cancelled mid-request does.
+type interruptingAdmin struct {
+	client.Admin
+	n      int
+	reads  int
+	cancel context.CancelFunc
+}
+
+func (a *interruptingAdmin) Statistics(ctx context.Context, name, version string) ([]client.ModelStats, error) {
+	a.reads++
+	if a.reads == a.n {
+		a.cancel()
+		<-ctx.Done()
+		return nil, fmt.Errorf("reading statistics: %w", ctx.Err())
+	}
+	return a.Admin.Statistics(ctx, name, version)
+}
+
+// TestInterruptDuringStatisticsRead: an interrupt that cancels a statistics read is an
+// interruption (what was measured is kept), never a server failure.
+func TestInterruptDuringStatisticsRead(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay10": delayModel}})
+	inf, admin, url := clientFor(t, "grpc", s)
+	for _, tc := range []struct {
+		name      string
+		read      int // which statistics read the interrupt cancels
+		setup     func(*profile.Config)
+		minLevels int // levels the sweep keeps
+	}{
+		{"concurrency, first read", 1, func(*profile.Config) {}, 0},
+		{"concurrency, after a window", 3, func(*profile.Config) {}, 1},
+		{"request count, after the window", 2, func(c *profile.Config) { c.RequestCount = 20 }, 1},
+		{"request rate, first read", 1, func(c *profile.Config) { c.RequestRate = profile.RateRange{Start: 50, End: 50, Step: 1} }, 0},
+		{"request rate, after a window", 3, func(c *profile.Config) { c.RequestRate = profile.RateRange{Start: 50, End: 50, Step: 1} }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config("grpc", url, 2)
+			cfg.StabilityPercentage = 0 // never stable: only the interrupt ends the run
+			cfg.MeasurementInterval = 200 * time.Millisecond
+			tc.setup(&cfg)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			a := &interruptingAdmin{Admin: admin, n: tc.read, cancel: cancel}
+			sweep, err := profile.New(cfg, inf, a).Run(ctx)
+			if err != profile.ErrInterrupted || sweep.StopReason != results.Interrupted {
+				t.Fatalf("Run = %v, %q; want ErrInterrupted", err, sweep.StopReason)
+			}
+			if len(sweep.Levels) < tc.minLevels {
+				t.Fatalf("levels = %d; want at least %d", len(sweep.Levels), tc.minLevels)
+			}
+			if tc.minLevels > 0 && sweep.Levels[0].Requests == 0 {
+				t.Errorf("the interrupted level kept no requests: %+v", sweep.Levels[0])
+			}
+		})
+	}
+}

@@ -90,7 +90,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 	}
 	first, err := snap()
 	if err != nil {
-		return nil, levelFailed, err
+		return nil, interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
 	}
 	snaps := []serverstats.Snapshot{first}
 	r.startLevelMetrics()
@@ -146,6 +146,10 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 		r.windowMetrics()
 		s, err := snap()
 		if err != nil {
+			if ctx.Err() != nil {
+				outcome = levelInterrupted
+				break
+			}
 			return nil, levelFailed, err
 		}
 		snaps = append(snaps, s)

@@ -181,6 +181,10 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	case errors.Is(runErr, profile.ErrInterrupted):
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the results above are what was measured before the stop")}
+	case ctx.Err() != nil && errors.Is(runErr, context.Canceled):
+		// Interrupted before the first level began (reading the model, connecting): nothing
+		// was measured, and the cancelled read is not the server's fault.
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted before any load was sent")}
 	case errors.Is(runErr, profile.ErrUnstable):
 		return &exitError{code: exitStability, err: runErr}
 	case errors.Is(runErr, profile.ErrNoRequests):
