@@ -1,7 +1,7 @@
-// Command profserve runs the reference server as `inferperf serve` does (built-in models, gRPC
-// only) while recording a CPU profile, and on SIGINT/SIGTERM also writes an allocation profile.
-// It exists to see where the gRPC path spends its time under bench/grpcload, pinned as
-// bench/server_vs_echo.sh pins it:
+// Command profserve runs the reference server as `inferperf serve` does (built-in models, gRPC,
+// and HTTP with -http-addr) while recording a CPU profile, and on SIGINT/SIGTERM also writes an
+// allocation profile. It exists to see where the gRPC and HTTP paths spend their time under
+// bench/grpcload or wrk, pinned as bench/server_vs_echo.sh pins them:
 //
 //	go build -o /tmp/profserve ./bench/profserve && go build -o /tmp/grpcload ./bench/grpcload
 //	taskset -c 0 /tmp/profserve -addr 127.0.0.1:9001 -cpuprofile /tmp/cpu.pprof -memprofile /tmp/mem.pprof &
@@ -29,6 +29,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:9001", "gRPC address to listen on (host:port)")
 	cpuProfile := flag.String("cpuprofile", "cpu.pprof", "CPU profile output file")
 	memProfile := flag.String("memprofile", "", "allocation profile output file, written at exit (empty: none)")
+	httpAddr := flag.String("http-addr", "", "HTTP address to listen on too (host:port; empty: no HTTP); its host must be -addr's")
 	flag.Parse()
 
 	host, port, err := net.SplitHostPort(*addr)
@@ -41,6 +42,15 @@ func main() {
 		log.Fatalf("profserve: -addr port: %v", err)
 	}
 	cfg.HTTPPort, cfg.MetricsPort = -1, -1
+	if *httpAddr != "" {
+		h, p, err := net.SplitHostPort(*httpAddr)
+		if err != nil || h != host {
+			log.Fatalf("profserve: -http-addr %q: want host:port on -addr's host %s", *httpAddr, host)
+		}
+		if cfg.HTTPPort, err = strconv.Atoi(p); err != nil {
+			log.Fatalf("profserve: -http-addr port: %v", err)
+		}
+	}
 	cfg.GPUMetrics, cfg.CPUMetrics = false, false
 
 	f, err := os.Create(*cpuProfile)
@@ -56,7 +66,7 @@ func main() {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		log.Fatalf("profserve: %v", err)
 	}
-	fmt.Printf("profserve: gRPC %s, CPU profile to %s\n", d.GRPCAddr, *cpuProfile)
+	fmt.Printf("profserve: gRPC %s, HTTP %s, CPU profile to %s\n", d.GRPCAddr, d.HTTPAddr, *cpuProfile)
 	<-ctx.Done()
 	pprof.StopCPUProfile()
 	if err := f.Close(); err != nil {

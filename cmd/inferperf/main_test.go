@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,18 +137,14 @@ func TestRunAsPerfAnalyzer(t *testing.T) {
 
 func TestInterruptWritesWhatWasMeasured(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.json")
-	cmd := exec.Command(binary, "profile", "--embedded", "-m", "delay", "-p", "300", "-s", "0", "-r", "1000", "--json", out)
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2500 * time.Millisecond)
+	cmd, lines, stderr := startProfile(t, "--embedded", "-m", "delay", "-p", "300", "-s", "0", "-r", "1000", "--json", out)
+	// The interrupt comes once the level runs (a loaded machine may take seconds to get there),
+	// a few windows in, so the level has requests to keep.
+	awaitLine(t, lines, "Request concurrency: 1")
+	time.Sleep(time.Second)
 	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit = %v; want 130\n%s", err, stdout.String())
+	if code := waitExit(t, cmd); code != exitInterrupted {
+		t.Fatalf("exit %d; want %d\n%s", code, exitInterrupted, stderr.String())
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
@@ -191,16 +188,22 @@ parameters [ { key: "fixed_delay_us" value: { string_value: "1500000" } } ]`), 0
 		t.Fatalf("serve printed %q", line)
 	}
 	base := "http://" + m[1]
-	if resp, err := http.Get(base + "/v2/health/ready"); err != nil || resp.StatusCode != 200 {
+	resp, err := http.Get(base + "/v2/health/ready")
+	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("ready: %v %v", resp, err)
 	}
+	resp.Body.Close()
 	var wg sync.WaitGroup
 	var status int
+	wrote := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		resp, err := http.Post(base+"/v2/models/slow/infer", "application/json",
+		req, _ := http.NewRequest(http.MethodPost, base+"/v2/models/slow/infer",
 			strings.NewReader(`{"inputs":[{"name":"INPUT0","shape":[1,1],"datatype":"FP32","data":[1]}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(wrote) }}
+		resp, err := http.DefaultClient.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 		if err != nil {
 			t.Errorf("in-flight request: %v", err)
 			return
@@ -208,7 +211,9 @@ parameters [ { key: "fixed_delay_us" value: { string_value: "1500000" } } ]`), 0
 		status = resp.StatusCode
 		resp.Body.Close()
 	}()
-	time.Sleep(500 * time.Millisecond) // the request is now executing
+	// Sent whole, then given time to be read: the request is now executing (it takes 1.5 s).
+	<-wrote
+	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
 	wg.Wait()
 	if status != 200 {
