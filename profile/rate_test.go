@@ -47,16 +47,19 @@ func runRate(t *testing.T, cfg profile.Config) *results.Sweep {
 
 func TestRateUnderCapacity(t *testing.T) {
 	testlock.Timed(t)
-	l := runRate(t, rateConfig("", 40)).Levels[0]
-	if l.Throughput < 36 || l.Throughput > 44 {
-		t.Errorf("achieved %.1f/s; want ≈ 40 at 40 req/s under a capacity of 50", l.Throughput)
+	// Half the capacity: at 80 % (40/s), a stress run of the whole suite beside two spinning
+	// shells stretched the 20 ms sleeps enough to build a real backlog, which the level then
+	// rightly reported.
+	l := runRate(t, rateConfig("", 25)).Levels[0]
+	if l.Throughput < 22.5 || l.Throughput > 27.5 {
+		t.Errorf("achieved %.1f/s; want ≈ 25 at 25 req/s under a capacity of 50", l.Throughput)
 	}
 	p50 := time.Duration(l.Latency.Percentiles["50"]) * time.Microsecond
 	if p50 < 20*time.Millisecond || p50 > 60*time.Millisecond {
 		t.Errorf("p50 %v; want ≈ 20 ms (never below the model's delay)", p50)
 	}
 	if l.Overloaded {
-		t.Error("40 req/s on a 50/s server marked overloaded")
+		t.Errorf("25 req/s on a 50/s server marked overloaded: window p50s %v", p50s(l.Windows))
 	}
 }
 
