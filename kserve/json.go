@@ -521,7 +521,7 @@ func (s *scanner) dataArray(out []byte, dt DataType) ([]byte, int64, *Error) {
 // when a later "datatype" or "shape" key replaces the ones it was decoded for.
 func (s *scanner) eagerData(dt DataType, shape []int64) (text, out []byte) {
 	size := dt.ElementSize()
-	if size <= 0 || dt == FP16 || dt == BF16 || dt == Bytes {
+	if size <= 0 || dt == FP16 || dt == BF16 { // size 0: BYTES
 		return nil, nil
 	}
 	want := ElementCount(shape)

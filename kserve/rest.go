@@ -216,8 +216,6 @@ func (h *tensorHeader) checkSource() *Error {
 	return &Error{Code: InvalidArg, Msg: b.String()}
 }
 
-// checkTensor checks that an input or output object named itself and gave a known datatype and
-// a shape whose element count is representable.
 // takeData fills the tensor's Data from its binary blob (sliced off the front of blobs, which
 // it returns shortened) or from its JSON "data"; kind is "input" or "output" for messages.
 func (h *tensorHeader) takeData(kind string, blobs []byte) ([]byte, *Error) {
@@ -247,6 +245,8 @@ func (h *tensorHeader) takeData(kind string, blobs []byte) ([]byte, *Error) {
 	return blobs, nil
 }
 
+// checkTensor checks that an input or output object named itself and gave a known datatype and
+// a shape whose element count is representable.
 func (h *tensorHeader) checkTensor(kind string, index int) *Error {
 	switch {
 	case !h.hasName:

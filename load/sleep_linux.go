@@ -10,20 +10,11 @@ import (
 // which would make a pacer that keeps up look late. The runtime hands the P to another thread
 // while this one sleeps. It is meant for the last two milliseconds before a send only.
 //
-// A signal (the runtime preempts goroutines with SIGURG) ends nanosleep early with EINTR; the
-// sleep then goes on for what remains, so it never returns early.
+// A signal (the runtime preempts goroutines with SIGURG) ends nanosleep early with EINTR: the
+// callers sleep through sleepUntil, which reads the clock again and sleeps for what remains.
 func shortSleep(d time.Duration) {
 	ts := syscall.NsecToTimespec(d.Nanoseconds())
-	for {
-		var rem syscall.Timespec
-		err := syscall.Nanosleep(&ts, &rem)
-		if err == nil {
-			return
-		}
-		if err != syscall.EINTR {
-			time.Sleep(time.Duration(rem.Nano()))
-			return
-		}
-		ts = rem
+	if err := syscall.Nanosleep(&ts, nil); err != nil && err != syscall.EINTR {
+		time.Sleep(d)
 	}
 }

@@ -455,32 +455,27 @@ func (c *concurrencyRunner) runCounted(ctx context.Context, concurrency int, n u
 // response: the active time only, not perf_analyzer's idle tail.
 func (c *concurrencyRunner) counted(ctx context.Context, concurrency int) (*results.Level, levelOutcome, error) {
 	r := c.r
-	var snaps []serverstats.Snapshot
-	snap := func() error {
-		if c.stats == nil {
-			snaps = append(snaps, serverstats.Snapshot{})
-			return nil
-		}
-		s, err := c.stats.Snapshot(ctx)
-		snaps = append(snaps, s)
-		return err
-	}
-	if err := snap(); err != nil {
-		return nil, interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
+	first, err := c.stats.Snapshot(ctx)
+	if err != nil {
+		outcome, err := statsFailed(ctx, err)
+		return nil, outcome, err
 	}
 	t0 := r.Now()
 	c.rec.Cut(t0)
 	r.edge(t0)
-	err := c.runCounted(ctx, concurrency, r.cfg.RequestCount)
+	err = c.runCounted(ctx, concurrency, r.cfg.RequestCount)
 	w := c.rec.Cut(r.Now())
 	r.edge(w.End)
 	r.progress(fmt.Sprintf("concurrency %d", concurrency), 1, []measure.Window{w})
 	if err != nil {
 		return r.level(concurrency, []measure.Window{w}, nil, nil, false, false), levelInterrupted, nil
 	}
-	if err := snap(); err != nil {
-		return r.level(concurrency, []measure.Window{w}, nil, nil, false, false), interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
+	last, err := c.stats.Snapshot(ctx)
+	if err != nil {
+		outcome, err := statsFailed(ctx, err)
+		return r.level(concurrency, []measure.Window{w}, nil, nil, false, false), outcome, err
 	}
+	snaps := []serverstats.Snapshot{first, last}
 	if w.Count == 0 {
 		if w.ErrorCount() > 0 {
 			return r.level(concurrency, []measure.Window{w}, snaps, c.stats, false, false), levelFailed, allFailed(w)
@@ -508,24 +503,6 @@ func (c *concurrencyRunner) close() {
 
 type levelOutcome int
 
-// interruptedOr is the outcome of a level whose server statistics could not be read: an
-// interruption when the run was stopped while the read was out (the read is cancelled with the
-// run, and what was measured is reported as for any interrupt), otherwise the given outcome.
-func interruptedOr(ctx context.Context, outcome levelOutcome) levelOutcome {
-	if ctx.Err() != nil {
-		return levelInterrupted
-	}
-	return outcome
-}
-
-// interruptedErr is the error that goes with interruptedOr's outcome: none for an interruption.
-func interruptedErr(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
 const (
 	levelStable levelOutcome = iota
 	levelUnstable
@@ -534,6 +511,16 @@ const (
 	levelInterrupted
 	levelFailed
 )
+
+// statsFailed is the outcome and error of a level whose server statistics could not be read:
+// an interruption when the run was stopped while the read was out (the read is cancelled with
+// the run, and what was measured is reported as for any interrupt), otherwise a failure.
+func statsFailed(ctx context.Context, err error) (levelOutcome, error) {
+	if ctx.Err() != nil {
+		return levelInterrupted, nil
+	}
+	return levelFailed, err
+}
 
 // measureLevel cuts windows at one level until they are stable, over the threshold, or
 // --max-trials of them were measured.
@@ -547,15 +534,10 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 	r.edge(t0)
 	label := fmt.Sprintf("concurrency %d", concurrency)
 	r.startLevelMetrics()
-	snap := func() (serverstats.Snapshot, error) {
-		if stats == nil {
-			return serverstats.Snapshot{}, nil
-		}
-		return stats.Snapshot(ctx)
-	}
-	first, err := snap()
+	first, err := stats.Snapshot(ctx)
 	if err != nil {
-		return nil, interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
+		outcome, err := statsFailed(ctx, err)
+		return nil, outcome, err
 	}
 	snaps = append(snaps, first)
 	outcome := levelUnstable
@@ -572,9 +554,10 @@ func (r *Runner) measureLevel(ctx context.Context, concurrency int, rec *measure
 			break
 		}
 		r.progress(label, trial, windows)
-		s, err := snap()
+		s, err := stats.Snapshot(ctx)
 		if err != nil {
-			return r.level(concurrency, windows, snaps, stats, false, false), interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
+			outcome, err := statsFailed(ctx, err)
+			return r.level(concurrency, windows, snaps, stats, false, false), outcome, err
 		}
 		snaps = append(snaps, s)
 		if cfg.Verbose {

@@ -82,15 +82,10 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 		// at least a second.
 		width = max(time.Second, time.Duration(float64(cfg.MeasurementRequestCount)/mean*float64(time.Second)))
 	}
-	snap := func() (serverstats.Snapshot, error) {
-		if rr.stats == nil {
-			return serverstats.Snapshot{}, nil
-		}
-		return rr.stats.Snapshot(ctx)
-	}
-	first, err := snap()
+	first, err := rr.stats.Snapshot(ctx)
 	if err != nil {
-		return nil, interruptedOr(ctx, levelFailed), interruptedErr(ctx, err)
+		outcome, err := statsFailed(ctx, err)
+		return nil, outcome, err
 	}
 	snaps := []serverstats.Snapshot{first}
 	r.startLevelMetrics()
@@ -144,13 +139,12 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 		offered++
 		r.edge(end)
 		r.windowMetrics()
-		s, err := snap()
+		s, err := rr.stats.Snapshot(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				outcome = levelInterrupted
+			if outcome, err = statsFailed(ctx, err); outcome == levelInterrupted {
 				break
 			}
-			return nil, levelFailed, err
+			return nil, outcome, err
 		}
 		snaps = append(snaps, s)
 		// A window's figures wait for the requests scheduled in it: collect, in order, every
@@ -198,7 +192,7 @@ func (rr *rateRunner) measure(ctx context.Context, rate float64) (*results.Level
 			next++
 		}
 		for len(snaps) <= len(windows) {
-			s, err := snap()
+			s, err := rr.stats.Snapshot(ctx)
 			if err != nil {
 				break
 			}

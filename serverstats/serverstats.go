@@ -34,8 +34,12 @@ func NewSource(admin client.Admin, model, version string, composing []client.Ens
 }
 
 // Snapshot reads the statistics. For an ensemble it reads every model at once, as perf_analyzer
-// does, so that all of them describe the same instant.
+// does, so that all of them describe the same instant. A nil Source (no statistics to read)
+// returns an empty Snapshot.
 func (s *Source) Snapshot(ctx context.Context) (Snapshot, error) {
+	if s == nil {
+		return Snapshot{}, nil
+	}
 	name, version := s.model, s.version
 	if len(s.composing) > 0 {
 		name, version = "", ""

@@ -24,12 +24,6 @@ import (
 	"inferperf/server/stats"
 )
 
-// NewServer returns a gRPC server serving srv, with Triton's message limits (INT32_MAX both
-// ways), health and reflection registered. Extra options are appended (TLS credentials, say).
-func NewServer(srv *server.Server, opts ...grpc.ServerOption) *grpc.Server {
-	return New(srv, Options{}, opts...)
-}
-
 // Options configure the gRPC front end.
 type Options struct {
 	// Conns is the listener the server is served on, if it tracks its connections: an injected
@@ -50,22 +44,17 @@ type Options struct {
 // left the profile as it was, hence this number.
 func streamWorkers() uint32 { return uint32(16 + runtime.GOMAXPROCS(0)) }
 
-// New is NewServer with front-end options.
+// New returns a gRPC server serving srv, with Triton's message limits (INT32_MAX both ways),
+// the inference, health and reflection services registered. Extra options are appended (TLS
+// credentials, say).
 func New(srv *server.Server, o Options, opts ...grpc.ServerOption) *grpc.Server {
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32),
 		grpc.NumStreamWorkers(streamWorkers())}, opts...)
 	gs := grpc.NewServer(opts...)
-	register(gs, srv, o)
-	return gs
-}
-
-// Register registers the inference, health and reflection services of srv on gs.
-func Register(gs *grpc.Server, srv *server.Server) { register(gs, srv, Options{}) }
-
-func register(gs *grpc.Server, srv *server.Server, o Options) {
 	pb.RegisterGRPCInferenceServiceServer(gs, &service{srv: srv, conns: o.Conns})
 	healthpb.RegisterHealthServer(gs, &health{srv: srv})
 	reflection.Register(gs)
+	return gs
 }
 
 // service implements inference.GRPCInferenceService. Shared memory, trace and log settings are
