@@ -172,7 +172,7 @@ func TestFaultHungRequestsTimeOut(t *testing.T) {
 				t.Errorf("requests %d, errors %v; want %d requests in all and at least %d timeouts, nothing else", l.Requests, l.Errors, n, hangs)
 			}
 			gate := s.Daemon.Core.FaultGate()
-			waitFor(t, "the server to release the abandoned requests", func() bool { return gate.Held() == 0 })
+			servertest.WaitFor(t, "the server to release the abandoned requests", func() bool { return gate.Held() == 0 })
 		})
 	}
 }
@@ -395,9 +395,9 @@ func TestFaultInterruptTwice(t *testing.T) {
 		"-p", "200", "-f", csvPath)
 	awaitLine(t, lines, "Request concurrency: 4")
 	gate := s.Daemon.Core.FaultGate()
-	waitFor(t, "requests to hang", func() bool { return gate.Held() > 0 })
+	servertest.WaitFor(t, "requests to hang", func() bool { return gate.Held() > 0 })
 	prof.Process.Signal(os.Interrupt)
-	waitFor(t, "the first interrupt to be taken", func() bool { return strings.Contains(stderr.String(), "interrupt again") })
+	servertest.WaitFor(t, "the first interrupt to be taken", func() bool { return strings.Contains(stderr.String(), "interrupt again") })
 	prof.Process.Signal(os.Interrupt)
 	if code := waitExit(t, prof); code != exitInterrupted {
 		t.Errorf("exit %d; want %d", code, exitInterrupted)
@@ -412,20 +412,6 @@ func TestFaultInterruptTwice(t *testing.T) {
 	for _, e := range entries {
 		if e.Name() != "run.csv" {
 			t.Errorf("%s left behind", e.Name())
-		}
-	}
-}
-
-// waitFor polls cond, failing after a generous hang guard.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("gave up waiting for %s", what)
-		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }

@@ -75,14 +75,7 @@ func TestTLSWithoutCertificate(t *testing.T) {
 		{func(c *Config) { c.HTTPTLS = &tls.Config{} }, "HTTPS over TLS: no server certificate"},
 		{func(c *Config) { c.GRPCTLS = &tls.Config{} }, "gRPC over TLS: no server certificate"},
 	} {
-		cfg := Defaults()
-		cfg.HTTPPort, cfg.GRPCPort, cfg.MetricsPort = 0, 0, -1
-		tc.set(&cfg)
-		d, err := Start(context.Background(), cfg)
-		if err == nil {
-			d.Shutdown(context.Background())
-		}
-		if err == nil || err.Error() != tc.want {
+		if err := startErr(tc.set); err == nil || err.Error() != tc.want {
 			t.Errorf("Start = %v; want %q", err, tc.want)
 		}
 	}
@@ -91,13 +84,7 @@ func TestTLSWithoutCertificate(t *testing.T) {
 // TestMetricsShowTheServersHealth: the metrics endpoint has the server's goroutine count and
 // resident memory beside Triton's families, the figures a soak reads.
 func TestMetricsShowTheServersHealth(t *testing.T) {
-	cfg := Defaults()
-	cfg.HTTPPort, cfg.GRPCPort, cfg.MetricsPort, cfg.GPUMetrics = 0, 0, 0, false
-	d, err := Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Shutdown(context.Background())
+	d := start(t, func(c *Config) { c.MetricsPort = 0 })
 	resp, err := http.Get("http://" + d.MetricsAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)

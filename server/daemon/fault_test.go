@@ -34,16 +34,32 @@ func simpleGRPC() *pb.ModelInferRequest {
 
 func start(t *testing.T, edit func(*Config)) *Daemon {
 	t.Helper()
-	cfg := Defaults()
-	cfg.HTTPPort, cfg.GRPCPort, cfg.MetricsPort = 0, 0, -1
-	cfg.GPUMetrics = false
-	edit(&cfg)
-	d, err := Start(context.Background(), cfg)
+	d, err := Start(context.Background(), testConfig(edit))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Shutdown(context.Background()) })
 	return d
+}
+
+// startErr is the error Start returns for the edited test configuration; a daemon that starts
+// after all is shut down at once.
+func startErr(edit func(*Config)) error {
+	d, err := Start(context.Background(), testConfig(edit))
+	if err == nil {
+		d.Shutdown(context.Background())
+	}
+	return err
+}
+
+// testConfig is the configuration of these tests, edited: HTTP and gRPC on free ports, no
+// metrics endpoint, no GPU metrics.
+func testConfig(edit func(*Config)) Config {
+	cfg := Defaults()
+	cfg.HTTPPort, cfg.GRPCPort, cfg.MetricsPort = 0, 0, -1
+	cfg.GPUMetrics = false
+	edit(&cfg)
+	return cfg
 }
 
 // waitFor polls cond, failing after a generous hang guard.
@@ -182,14 +198,7 @@ parameters { key: "fault_error_rate" value { string_value: "lots" } }`), 0o644)
 		{"negative timeout", func(c *Config) { c.HTTPIdleTimeout = -time.Second }, "must not be negative"},
 	}
 	for _, tt := range tests {
-		cfg := Defaults()
-		cfg.HTTPPort, cfg.GRPCPort, cfg.MetricsPort = 0, 0, -1
-		tt.edit(&cfg)
-		d, err := Start(context.Background(), cfg)
-		if err == nil {
-			d.Shutdown(context.Background())
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err := startErr(tt.edit); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Start() error %v; want one containing %q", tt.name, err, tt.want)
 		}
 	}

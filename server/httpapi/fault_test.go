@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,21 +112,7 @@ func TestFaultHTTPHangReleasedWhenClientGivesUp(t *testing.T) {
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("hung request: %v; want the client's timeout", err)
 	}
-	waitFor(t, "the hung request to be released", func() bool { return gate.Held() == 0 })
-}
-
-// waitFor polls cond, failing after a generous hang guard.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("gave up waiting for %s", what)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	servertest.WaitFor(t, "the hung request to be released", func() bool { return gate.Held() == 0 })
 }
 
 // TestFaultHTTPSlowRead: the slow-read fault reads the body and writes the reply in small

@@ -97,3 +97,18 @@ input [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" 
 output [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]
 %s`, name, ps.String())
 }
+
+// WaitFor polls cond every few milliseconds until it holds, failing t if it still does not
+// after 30 seconds: a hang guard for a test waiting on the server, not a timing assertion.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting for %s", what)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
