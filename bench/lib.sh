@@ -5,22 +5,24 @@
 #
 # Sourcing it moves to the repository root, makes a scratch directory $tmp (removed at exit), and
 # sets an EXIT trap that stops the server the script started (start_serve) and every process it
-# registered with track_pid. A script that needs more at exit defines bench_on_exit.
+# registered with track_pid.
 #
 # What it provides:
 #   settings:  GHZ_VERSION, VEGETA_VERSION, WRK_VERSION (the pinned peers); BIN_DIR (their cache,
 #              bench/out/bin, git-ignored; PEERS_BIN overrides it)
-#   time:      seconds DURATION, now
+#   time:      seconds DURATION, third_ms DURATION (inferperf's -p for 3 windows), now, loadavg
 #   ports:     free_port
 #   pinning:   pin_setup sets server_pin (first CPU this shell may use), load_pin (the second)
 #              and driver_pin (all but the first), arrays to put before a command; pinned=true
 #              or false, and prints which
 #   tools:     need_tools, install_tool (go install at a pinned version), install_wrk (Debian)
+#   payloads:  peer_payloads (bench/peerdata's bodies and vegeta's targets), wrk_post_script
 #   servers:   start_serve [FLAGS...] (inferperf serve on free ports: server_pid, http_port,
-#              grpc_port), stop_server, wait_until CMD..., wait_idle
+#              grpc_port), stop_server, wait_until CMD..., wait_idle, track_pid PID
 #   CPU:       proc_ticks PID, timed LOG CMD... (client CPU seconds of CMD, pinned on load_pin),
-#              rss_kb PID FIELD (VmRSS, VmHWM, Threads from /proc/PID/status)
-#   numbers:   median, div, fmt_ratio
+#              run CMD... (timed, failing the script if CMD fails), status_field PID FIELD
+#              (VmRSS, VmHWM, Threads from /proc/PID/status)
+#   numbers:   median, div, last_word, goal_verdict VALUE OP GOAL (MET or MISSED)
 #   results:   emit KEY VALUE, appended as KEY<TAB>VALUE to $BENCH_RESULTS when it is set
 #              (bench/run reads them into its table)
 set -euo pipefail
@@ -53,7 +55,6 @@ stop_server() {
 
 bench_exit() {
 	local p
-	if declare -F bench_on_exit >/dev/null; then bench_on_exit || true; fi
 	for p in "${tracked_pids[@]}"; do
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
@@ -68,6 +69,16 @@ trap 'exit 130' INT TERM
 seconds() {
 	[[ $1 =~ ^([0-9.]+)(ms|s|m)$ ]] || { echo "bad duration '$1': use e.g. 500ms, 10s, 1m" >&2; exit 2; }
 	awk -v n="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[2]}" 'BEGIN {print n * (u == "ms" ? 0.001 : u == "m" ? 60 : 1)}'
+}
+
+# third_ms DURATION prints a third of DURATION in whole milliseconds, inferperf's window (-p) when
+# it runs 3 windows in the time a peer runs DURATION; it fails if that rounds to under 1 ms.
+third_ms() {
+	local s ms
+	s=$(seconds "$1") || exit # callers run it in $(...), which does not inherit errexit
+	ms=$(awk -v d="$s" 'BEGIN {printf "%d", d * 1000 / 3 + 0.5}')
+	((ms >= 1)) || { echo "DURATION $1 is too short" >&2; exit 2; }
+	echo "$ms"
 }
 
 now() { date +%s.%N; }
@@ -97,11 +108,9 @@ server_pin=()
 load_pin=()
 driver_pin=()
 pinned=false
-cpus=()
 pin_setup() {
-	local parts p c rest
+	local parts p c rest cpus=()
 	if command -v taskset >/dev/null && (($(nproc) >= 2)); then
-		cpus=()
 		IFS=, read -ra parts <<<"$(taskset -pc $$ | sed 's/.*: *//')"
 		for p in "${parts[@]}"; do
 			if [[ $p == *-* ]]; then
@@ -154,6 +163,18 @@ f:close()
 LUA
 }
 
+# peer_payloads writes the peers' payloads into $tmp with bench/peerdata (built by the caller into
+# $tmp/peerdata), which checks them once against the server start_serve started: grpc.json (ghz's
+# -D), http.json (the JSON body) and targets.http, vegeta's POST of http.json to model simple.
+peer_payloads() {
+	"$tmp/peerdata" -http "127.0.0.1:$http_port" -grpc "127.0.0.1:$grpc_port" -model simple -dir "$tmp"
+	# Accept-Encoding: identity, because Go's transport otherwise asks for gzip on vegeta's behalf
+	# and the server then compresses every response (inferperf's client asks for none): at
+	# CONCURRENCY=16 that costs the server about 400 us per request, and vegeta would measure gzip.
+	printf 'POST http://127.0.0.1:%s/v2/models/simple/infer\nContent-Type: application/json\nAccept-Encoding: identity\n@%s\n' \
+		"$http_port" "$tmp/http.json" >"$tmp/targets.http"
+}
+
 # install_wrk prints the path of wrk, installing Debian's package at WRK_VERSION with apt-get if
 # it is missing. When it cannot, it prints nothing and says why on stderr; callers skip wrk.
 install_wrk() {
@@ -201,14 +222,12 @@ wait_until() {
 
 # start_serve [FLAGS...]: starts `$tmp/inferperf serve` pinned on server_pin, on free HTTP and
 # gRPC ports, without the metrics endpoint unless FLAGS turn it on, and waits until it is ready.
-# Sets server_pid, http_port and grpc_port; its log is $tmp/server.log. A script may set
-# serve_wrap to a command to run it under (between taskset and inferperf).
+# Sets server_pid, http_port and grpc_port; its log is $tmp/server.log.
 http_port="" grpc_port=""
-serve_wrap=()
 start_serve() {
 	http_port=$(free_port)
 	grpc_port=$(free_port)
-	"${server_pin[@]}" "${serve_wrap[@]}" "$tmp/inferperf" serve --http-port "$http_port" --grpc-port "$grpc_port" \
+	"${server_pin[@]}" "$tmp/inferperf" serve --http-port "$http_port" --grpc-port "$grpc_port" \
 		--allow-metrics=false --allow-gpu-metrics=false --allow-cpu-metrics=false "$@" >"$tmp/server.log" 2>&1 &
 	server_pid=$!
 	if ! wait_until curl -sf "http://127.0.0.1:$http_port/v2/health/ready"; then
@@ -268,12 +287,36 @@ timed() {
 	return "$rc"
 }
 
+# run CMD...: timed, with CMD's output in $tmp/run.log, and fails the script (printing CMD and its
+# output) if CMD fails.
+run() {
+	if ! timed "$tmp/run.log" "$@"; then
+		echo "failed: $*" >&2
+		cat "$tmp/run.log" >&2
+		exit 1
+	fi
+}
+
 # median X...: the median of the numbers given (as separate words or in one word).
 median() {
 	# shellcheck disable=SC2048,SC2086 # the words are numbers
 	printf '%s\n' $* | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 div() { awk -v a="$1" -v b="$2" 'BEGIN {if (b == 0) print "nan"; else printf "%.3f", a / b}'; }
+
+# goal_verdict VALUE OP GOAL prints MET when VALUE OP GOAL holds, else MISSED. OP is >= (a ratio
+# that must reach the goal) or <= (one that must stay under it). A VALUE of nan (div's answer for a
+# zero denominator) is MISSED: awk would compare the word as a string and could call it MET.
+goal_verdict() {
+	case $2 in
+	">=" | "<=") ;;
+	*) echo "goal_verdict: OP must be >= or <=, not '$2'" >&2; exit 2 ;;
+	esac
+	awk -v v="$1" -v op="$2" -v g="$3" 'BEGIN {
+		m = v != "nan" && ((op == ">=") ? v >= g : v <= g)
+		print m ? "MET" : "MISSED"
+	}'
+}
 
 # emit KEY VALUE: a figure for bench/run, appended to $BENCH_RESULTS when it is set.
 emit() {

@@ -16,7 +16,7 @@
 #         body is JSON).
 # bench/peerdata writes the peers' payloads with inferperf's own input generator and encoders
 # (inputs.Build, seed 1), so every tool sends byte-for-byte the same tensors. ghz and vegeta are
-# installed with `go install` at the pinned versions below and cached under bench/out/bin
+# installed with `go install` at the versions bench/lib.sh pins and cached under bench/out/bin
 # (git-ignored; PEERS_BIN overrides it), so only the first run downloads and compiles them. wrk is
 # Debian's package at the version bench/lib.sh pins, installed with apt-get if missing; if that
 # cannot be done (no root, no apt) the wrk runs are skipped and the reason printed. WRK=0 skips it.
@@ -68,9 +68,7 @@ CONCURRENCY=${CONCURRENCY:-16}
 DURATION=${DURATION:-10s}
 GOAL=1.0
 
-duration_s=$(seconds "$DURATION")
-window_ms=$(awk -v d="$duration_s" 'BEGIN {printf "%d", d * 1000 / 3 + 0.5}')
-((window_ms >= 1)) || { echo "DURATION $DURATION is too short" >&2; exit 2; }
+window_ms=$(third_ms "$DURATION")
 connections=$(((CONCURRENCY + 5) / 6))
 
 need_tools jq curl
@@ -95,24 +93,10 @@ echo "load average before: $(loadavg)"
 start_serve
 
 # The peers' payloads, checked once against the server.
-"$tmp/peerdata" -http "127.0.0.1:$http_port" -grpc "127.0.0.1:$grpc_port" -model simple -dir "$tmp"
-# Accept-Encoding: identity, because Go's transport otherwise asks for gzip on vegeta's behalf
-# and the server then compresses every response (inferperf's client asks for none): at
-# CONCURRENCY=16 that costs the server about 400 us per request, and vegeta would measure gzip.
-printf 'POST http://127.0.0.1:%s/v2/models/simple/infer\nContent-Type: application/json\nAccept-Encoding: identity\n@%s\n' \
-	"$http_port" "$tmp/http.json" >"$tmp/targets.http"
+peer_payloads
 
 # wrk's POST: the same JSON body, read by wrk's Lua at start.
 wrk_post_script "$tmp/http.json" "$tmp/post.lua"
-
-# run CMD...: runs CMD pinned on the load CPU (lib.sh's timed) and fails the script if it fails.
-run() {
-	if ! timed "$tmp/run.log" "$@"; then
-		echo "failed: $*" >&2
-		cat "$tmp/run.log" >&2
-		exit 1
-	fi
-}
 
 # run_inferperf PROTOCOL [FLAGS...]: one inferperf run; sets rate and requests.
 run_inferperf() {
@@ -192,13 +176,6 @@ measure() {
 	cpu_us[$name]+="${line##*=} "
 }
 
-# last LIST prints the last word of LIST.
-last() {
-	local a
-	read -ra a <<<"$1"
-	echo "${a[-1]}"
-}
-
 # The pairs compared: protocol, inferperf's run, the peer's run (wrk when it is there).
 pairs=("grpc inferperf-grpc ghz" "http inferperf-http-json vegeta")
 names=(inferperf-grpc ghz inferperf-http-json vegeta inferperf-http-binary)
@@ -227,9 +204,9 @@ for ((r = 1; r <= REPEAT; r++)); do
 	line="  ratios:"
 	for pair in "${pairs[@]}"; do
 		read -r proto ours peer <<<"$pair"
-		ratios[$proto]+="$(div "$(last "${rates[$ours]}")" "$(last "${rates[$peer]}")") "
-		cpu_ratios[$proto]+="$(div "$(last "${cpu_us[$peer]}")" "$(last "${cpu_us[$ours]}")") "
-		line+=" $proto=$(last "${ratios[$proto]}") (cpu_ratio=$(last "${cpu_ratios[$proto]}"))"
+		ratios[$proto]+="$(div "$(last_word "${rates[$ours]}")" "$(last_word "${rates[$peer]}")") "
+		cpu_ratios[$proto]+="$(div "$(last_word "${cpu_us[$peer]}")" "$(last_word "${cpu_us[$ours]}")") "
+		line+=" $proto=$(last_word "${ratios[$proto]}") (cpu_ratio=$(last_word "${cpu_ratios[$proto]}"))"
 	done
 	echo "$line"
 done
@@ -245,14 +222,11 @@ for name in "${names[@]}"; do
 done
 for pair in "${pairs[@]}"; do
 	read -r proto ours peer <<<"$pair"
-	awk -v p="$proto" -v a="$(median "${rates[$ours]}")" -v b="$(median "${rates[$peer]}")" -v peer="$peer" -v g="$GOAL" \
-		-v runs="${ratios[$proto]% }" -v cr="$(div "$(median "${cpu_us[$peer]}")" "$(median "${cpu_us[$ours]}")")" \
-		-v cruns="${cpu_ratios[$proto]% }" 'BEGIN {
-		r = a / b
-		printf "%s: ratio=%.3f (median inferperf / median %s req/s; per repeat: %s); goal >= %.1f: %s\n",
-			p, r, peer, runs, g, (r >= g) ? "MET" : "MISSED"
-		printf "%s: cpu_ratio=%s (median %s client us/req / median inferperf; per repeat: %s)\n", p, cr, peer, cruns
-	}'
+	ratio=$(div "$(median "${rates[$ours]}")" "$(median "${rates[$peer]}")")
+	printf '%s: ratio=%s (median inferperf / median %s req/s; per repeat: %s); goal >= %.1f: %s\n' \
+		"$proto" "$ratio" "$peer" "${ratios[$proto]% }" "$GOAL" "$(goal_verdict "$ratio" ">=" "$GOAL")"
+	printf '%s: cpu_ratio=%s (median %s client us/req / median inferperf; per repeat: %s)\n' \
+		"$proto" "$(div "$(median "${cpu_us[$peer]}")" "$(median "${cpu_us[$ours]}")")" "$peer" "${cpu_ratios[$proto]% }"
 	emit "peers.$proto.ratios" "${ratios[$proto]% }"
 	emit "peers.$proto.cpu_ratios" "${cpu_ratios[$proto]% }"
 done

@@ -20,7 +20,7 @@ source "$(dirname "$0")/lib.sh"
 
 CONCURRENCY=${CONCURRENCY:-16}
 DURATION=${DURATION:-9s}
-window_ms=$(awk -v d="$(seconds "$DURATION")" 'BEGIN {printf "%d", d * 1000 / 3 + 0.5}')
+window_ms=$(third_ms "$DURATION")
 out=bench/out/pprof
 mkdir -p "$out"
 
@@ -33,13 +33,8 @@ echo "load: concurrency=$CONCURRENCY, 3 windows of $window_ms ms; load average $
 for proto in grpc http; do
 	args=(-i "$proto" -u "127.0.0.1:$grpc_port")
 	[[ $proto == grpc ]] || args=(-i http -u "127.0.0.1:$http_port" -json)
-	if ! timed "$tmp/profclient.log" "$tmp/profclient" "${args[@]}" -c "$CONCURRENCY" -window "${window_ms}ms" \
-		-cpuprofile "$out/$proto.pprof"; then
-		echo "profclient $proto failed:" >&2
-		cat "$tmp/profclient.log" >&2
-		exit 1
-	fi
-	line=$(grep reqs_per_sec= "$tmp/profclient.log")
+	run "$tmp/profclient" "${args[@]}" -c "$CONCURRENCY" -window "${window_ms}ms" -cpuprofile "$out/$proto.pprof"
+	line=$(grep reqs_per_sec= "$tmp/run.log")
 	requests=${line##*requests=}
 	printf '%s: %s client_cpu=%s%% client_us_per_req=%s\n' "$proto" "$line" "$client_share" \
 		"$(awk -v c="$client_cpu" -v q="$requests" 'BEGIN {printf "%.1f", 1e6 * c / q}')"

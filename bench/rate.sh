@@ -12,9 +12,9 @@
 #              --request-rate-range R -a`, 3 windows of DURATION/3 merged (-p DURATION/3 -r 3
 #              -s 1000: stability is not the point), read from its --json.
 # Both send byte-for-byte the same body: bench/peerdata writes it with inferperf's own input
-# generator and encoder, as for bench/peers.sh. vegeta is the version bench/lib.sh pins (shared
-# from bench/lib.sh), installed with `go install` into the same cache, bench/out/bin (git-ignored;
-# PEERS_BIN overrides it), so one download serves both scripts. VEGETA_MAX_WORKERS defaults to
+# generator and encoder, as for bench/peers.sh. vegeta is the version bench/lib.sh pins, installed
+# with `go install` into the cache every bench/ script shares, bench/out/bin (git-ignored;
+# PEERS_BIN overrides it), so one download serves them all. VEGETA_MAX_WORKERS defaults to
 # 4096, the cap of inferperf's async open-loop worker pool, so neither tool may have more
 # requests out than the other.
 #
@@ -78,9 +78,7 @@ VEGETA_MAX_WORKERS=${VEGETA_MAX_WORKERS:-4096}
 
 need_tools jq curl
 
-duration_s=$(seconds "$DURATION")
-window_ms=$(awk -v d="$duration_s" 'BEGIN {printf "%d", d * 1000 / 3 + 0.5}')
-((window_ms >= 1)) || { echo "DURATION $DURATION is too short" >&2; exit 2; }
+window_ms=$(third_ms "$DURATION")
 for r in $RATES; do
 	if ! [[ $r =~ ^[0-9]+([.][0-9]+)?$ ]] || ! awk -v r="$r" 'BEGIN {exit !(r > 0)}'; then
 		echo "bad rate '$r' in RATES: positive numbers, requests per second" >&2
@@ -102,9 +100,7 @@ echo "load average before: $(loadavg)"
 start_serve
 
 # vegeta's payload (inferperf's JSON body), checked once against the server.
-"$tmp/peerdata" -http "127.0.0.1:$http_port" -grpc "127.0.0.1:$grpc_port" -model simple -dir "$tmp"
-printf 'POST http://127.0.0.1:%s/v2/models/simple/infer\nContent-Type: application/json\nAccept-Encoding: identity\n@%s\n' \
-	"$http_port" "$tmp/http.json" >"$tmp/targets.http"
+peer_payloads
 
 # The figures of the last run of each tool, by name.
 declare -A vg=() ip=()

@@ -13,7 +13,7 @@
 #
 # Command (from anywhere; settings are environment variables, shown with their defaults):
 #
-#	SCALE=1 CONCURRENCY=16 POLL=0.25 bash bench/rss.sh
+#	SCALE=1 CONCURRENCY=16 POLL=0.25 MODES="off on" bash bench/rss.sh
 #
 # How to read it: one line per mode with VmHWM (peak resident set, or VmRSS when the kernel has
 # not caught up yet) and VmRSS (current) at
@@ -92,7 +92,7 @@ run_mode() {
 	ratio=$(div "$e_hwm" "$s_hwm")
 	printf '  export %-3s at %8d req: VmHWM %6s MiB VmRSS %6s MiB | at %8d req: VmHWM %6s MiB VmRSS %6s MiB | ratio=%s (goal <= %s: %s) %.0f s%s\n' \
 		"$mode" "$s_n" "$(mib "$s_hwm")" "$(mib "$s_rss")" "$e_n" "$(mib "$e_hwm")" "$(mib "$e_rss")" "$ratio" "$GOAL" \
-		"$(awk -v r="$ratio" -v g="$GOAL" 'BEGIN {print (r <= g) ? "MET" : "MISSED"}')" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" "$size"
+		"$(goal_verdict "$ratio" "<=" "$GOAL")" "$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')" "$size"
 	emit "rss.$mode.small_n" "$s_n"
 	emit "rss.$mode.small_hwm_kb" "$s_hwm"
 	emit "rss.$mode.small_rss_kb" "$s_rss"

@@ -166,7 +166,6 @@ measure() {
 	cpu[$name/$proto]+="$us "
 }
 
-verdict() { awk -v r="$1" -v g="$GOAL" 'BEGIN {print (r >= g) ? "MET" : "MISSED"}'; }
 for proto in $PROTOCOLS; do
 	if [[ $proto == http && -z $wrk && -z $vegeta ]]; then
 		echo "http skipped: no HTTP driver"
@@ -197,8 +196,8 @@ for proto in $PROTOCOLS; do
 	fi
 	cpu_ratio=$(div "$us_echo" "$us_inf")
 	ratio=$(div "$med_inf" "$med_echo")
-	echo "$proto cpu_ratio=$cpu_ratio (median echo CPU/req / median inferperf CPU/req: the ratio if both servers were saturated); goal >= $GOAL: $(verdict "$cpu_ratio")"
-	echo "$proto ratio=$ratio (median inferperf / median echo req/s); goal >= $GOAL: $(verdict "$ratio")$reqs_note"
+	echo "$proto cpu_ratio=$cpu_ratio (median echo CPU/req / median inferperf CPU/req: the ratio if both servers were saturated); goal >= $GOAL: $(goal_verdict "$cpu_ratio" ">=" "$GOAL")"
+	echo "$proto ratio=$ratio (median inferperf / median echo req/s); goal >= $GOAL: $(goal_verdict "$ratio" ">=" "$GOAL")$reqs_note"
 	emit "echo.$proto.inferperf.rps" "$med_inf"
 	emit "echo.$proto.echo.rps" "$med_echo"
 	emit "echo.$proto.inferperf.us" "$us_inf"

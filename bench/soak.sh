@@ -66,7 +66,6 @@ echo "soak: $PROTO at $RATE req/s for $DURATION (start after $WARMUP, a sample e
 # A background process of a script ignores SIGQUIT (bash does that when job control is off), and
 # Go keeps it ignored: env --default-signal restores it for the processes to be dumped.
 dump_wrap=(env --default-signal=QUIT GOTRACEBACK=all)
-serve_wrap=()
 metrics_port=$(free_port)
 
 # server_goroutines prints go_goroutines from the soak server's metrics endpoint.

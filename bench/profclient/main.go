@@ -7,8 +7,8 @@
 //	    [--input-tensor-format json --output-tensor-format json]
 //
 // that is profile.Runner over grpcclient or httpclient, with perf_analyzer's channel count for
-// gRPC (ceil(max(16, C)/6)) and one HTTP connection per request in flight, and the inputs
-// inferperf builds by default (random data, seed 1, batch 1). bench/run points it at a pinned
+// gRPC (ceil(C/6)) and one HTTP connection per request in flight, and the inputs inferperf
+// builds by default (random data, seed 1, batch 1). bench/pprof.sh points it at a pinned
 // `inferperf serve` to read where the client spends its CPU:
 //
 //	go build -o /tmp/profclient ./bench/profclient
@@ -82,7 +82,10 @@ func run(proto, addr, model string, concurrency uint64, window time.Duration, js
 	}
 	var err error
 	if proto == "grpc" {
-		opts.Connections = max(1, (cfg.MaxThreads+5)/6)
+		// newClients in cmd/inferperf/profile.go: ceil(threads/6) channels, where threads is
+		// --max-threads (max(16, C) by default, above) capped at the concurrency, so C here.
+		threads := min(cfg.MaxThreads, int(concurrency))
+		opts.Connections = max(1, (threads+5)/6)
 		c, err = grpcclient.New(opts)
 	} else {
 		opts.Connections = int(concurrency)
