@@ -9,6 +9,9 @@ import (
 // TuningSchemaVersion identifies the JSON layout of Tuning.
 const TuningSchemaVersion = 1
 
+// TuningKind is Tuning.Kind: it tells a tuning file from a sweep's, which has no kind.
+const TuningKind = "tuning"
+
 // Knobs are the model-configuration settings `inferperf tune` changes.
 type Knobs struct {
 	// MaxBatch is max_batch_size.
@@ -65,7 +68,7 @@ type TuningStep struct {
 // Tuning is one run of `inferperf tune`: the baseline, every step, and where it ended.
 type Tuning struct {
 	Schema   int       `json:"schema"`
-	Kind     string    `json:"kind"` // always "tuning": tells a tuning file from a sweep's
+	Kind     string    `json:"kind"` // always TuningKind
 	Tool     string    `json:"tool"`
 	Version  string    `json:"version"`
 	Started  time.Time `json:"started"`
@@ -74,11 +77,9 @@ type Tuning struct {
 	Protocol string    `json:"protocol,omitempty"`
 
 	Model string `json:"model"`
-	// Budget is the latency budget, as --latency-budget names it (e.g. "p95<=50ms").
+	// Budget is the latency budget as profile.Budget.String writes it (e.g. "p95:50ms"); the
+	// report reads its percentile and limit back from this text.
 	Budget string `json:"budget"`
-	// Percentile is the budget's percentile (0 = the average) and BudgetUs its limit.
-	Percentile float64 `json:"percentile,omitempty"`
-	BudgetUs   int64   `json:"budget_us"`
 	// Baseline is the original configuration's measurement, Best the best kept one's.
 	Baseline ConfigPoint  `json:"baseline"`
 	Best     ConfigPoint  `json:"best"`
@@ -102,4 +103,15 @@ func (t *Tuning) Duration() time.Duration {
 		return 0
 	}
 	return t.Finished.Sub(t.Started)
+}
+
+// Kept is the number of steps kept.
+func (t *Tuning) Kept() int {
+	n := 0
+	for _, s := range t.Steps {
+		if s.Kept {
+			n++
+		}
+	}
+	return n
 }

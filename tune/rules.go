@@ -25,11 +25,11 @@ type Observation struct {
 	// in use, from the server's metrics (--collect-metrics); HasGPU says whether there were any.
 	GPUUtil, GPUMem float64
 	HasGPU          bool
-	// CPUUtil is the server host's CPU utilization and CPUMem the share of its memory in use
-	// (HasCPU: whether the metrics gave them). The host is often shared with the load generator,
-	// so CPU utilization is reported, not acted on; memory is acted on (see Propose).
-	CPUUtil, CPUMem float64
-	HasCPU          bool
+	// CPUMem is the share of the server host's memory in use (HasCPU: whether the metrics gave
+	// it). The host's CPU utilization is left out: the host is often shared with the load
+	// generator, so no rule reads it (see Propose).
+	CPUMem float64
+	HasCPU bool
 }
 
 // memTightShare is the share of memory in use from which the tuner calls memory tight.
@@ -91,7 +91,7 @@ func observe(l *results.Level, latency time.Duration) Observation {
 		}
 	}
 	if c := l.CPU; c != nil {
-		o.HasCPU, o.CPUUtil = true, c.Utilization
+		o.HasCPU = true
 		if c.MemoryTotalBytes > 0 {
 			o.CPUMem = float64(c.MemoryUsedBytes) / float64(c.MemoryTotalBytes)
 		}

@@ -53,8 +53,6 @@ type Options struct {
 	Metrics *scrape.Scraper
 	// Out receives the step log as it happens (nil = none).
 	Out io.Writer
-	// Now is the clock of the result's start and finish stamps (nil = time.Now).
-	Now func() time.Time
 }
 
 // Measured is one configuration's operating point and the levels that found it; Step is one
@@ -90,9 +88,6 @@ func New(opts Options, inf client.Inferer, admin client.Admin) *Tuner {
 	if opts.MinWindows <= 0 {
 		opts.MinWindows = 8
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	out := opts.Out
 	if out == nil {
 		out = io.Discard
@@ -108,10 +103,9 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 	if o.Budget.Limit <= 0 {
 		return nil, errors.New("tune: the latency budget must be positive")
 	}
-	res = &Result{Schema: results.TuningSchemaVersion, Kind: "tuning", Tool: "inferperf", Started: o.Now(),
-		URL: o.Profile.URL, Protocol: o.Profile.Protocol, Model: o.Model, Budget: o.Budget.String(),
-		Percentile: o.Budget.Percentile, BudgetUs: o.Budget.Limit.Microseconds()}
-	defer func() { res.Finished = o.Now() }()
+	res = &Result{Schema: results.TuningSchemaVersion, Kind: results.TuningKind, Tool: "inferperf", Started: time.Now(),
+		URL: o.Profile.URL, Protocol: o.Profile.Protocol, Model: o.Model, Budget: o.Budget.String()}
+	defer func() { res.Finished = time.Now() }()
 	if o.Metrics != nil {
 		defer func() {
 			for _, w := range o.Metrics.Warnings() {
@@ -131,7 +125,7 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 	loaded := mc.JSON // what the server runs now
 	// Runs after the final load below (deferred calls run last first).
 	defer func() {
-		if perr := t.render(res); perr != nil {
+		if perr := render(res); perr != nil {
 			err = errors.Join(err, perr)
 		}
 	}()
@@ -260,7 +254,7 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 }
 
 // render fills the result's final config.pbtxt and its diff against the original.
-func (t *Tuner) render(res *Result) error {
+func render(res *Result) error {
 	base, err := Pbtxt(res.BaseConfigJSON)
 	if err != nil {
 		return err
@@ -437,11 +431,10 @@ func (t *Tuner) measure(ctx context.Context, k Knobs, hint int) (Measured, error
 				m.Windows = append(m.Windows, w.Throughput)
 			}
 		}
-		ci := measure.MeanCI(m.Windows)
-		m.CI = results.Interval{Mean: ci.Mean, Low: ci.Low, High: ci.High}
+		m.CI = results.Interval(measure.MeanCI(m.Windows))
 		// The operating point's throughput is the mean over all its windows, the figure the
 		// decision tests (the curve keeps the first measurement's).
-		m.Point.Throughput = ci.Mean
+		m.Point.Throughput = m.CI.Mean
 	}
 	return m, nil
 }
@@ -467,12 +460,13 @@ func budgetName(p float64) string {
 	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
 }
 
-// Measure loads the model's current configuration with the knobs k applied (through the
+// loadAndMeasure loads the model's current configuration with the knobs k applied (through the
 // repository load API, as a tuning step does) and measures its operating point with the same
 // concurrency search the loop uses, starting at concurrency hint (< 1 = 1). It leaves that
 // configuration loaded. It exists to measure configurations outside the loop — a brute-force
-// grid to compare the loop's result with, as the end-to-end tests do.
-func (t *Tuner) Measure(ctx context.Context, k Knobs, hint int) (Measured, error) {
+// grid to compare the loop's result with, as the end-to-end tests do through Measure
+// (export_test.go).
+func (t *Tuner) loadAndMeasure(ctx context.Context, k Knobs, hint int) (Measured, error) {
 	mc, err := t.admin.ModelConfig(ctx, t.opts.Model, "")
 	if err != nil {
 		return Measured{Knobs: k}, fmt.Errorf("reading the configuration of model '%s': %w", t.opts.Model, err)

@@ -66,9 +66,9 @@ func TestPropose(t *testing.T) {
 			"fill-batches", nil, []string{"add-instance"}},
 		{"GPU memory tight", Knobs{MaxBatch: 8, Dynamic: true, Instances: 3}, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 7, HasGPU: true, GPUUtil: 0.5, GPUMem: 0.95},
 			"memory-tight", nil, []string{"add-instance", "raise-max-batch", "remove-instance"}},
-		{"host memory tight without GPU metrics", Knobs{MaxBatch: 8, Dynamic: true, Instances: 2}, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 7, HasCPU: true, CPUUtil: 0.99, CPUMem: 0.93},
+		{"host memory tight without GPU metrics", Knobs{MaxBatch: 8, Dynamic: true, Instances: 2}, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 7, HasCPU: true, CPUMem: 0.93},
 			"memory-tight", nil, []string{"add-instance", "raise-max-batch"}},
-		{"busy host CPU is not acted on", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 3, HasCPU: true, CPUUtil: 1, CPUMem: 0.3},
+		{"host metrics with memory to spare: no memory rule", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 3, HasCPU: true, CPUMem: 0.3},
 			"add-instance", nil, nil},
 	}
 	for _, c := range cases {

@@ -137,15 +137,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	runner := profile.New(cfg, inf, admin)
 	runner.Out, runner.Warn = stdout, stderr
 	if f.collectMetrics {
-		url := f.metricsURL
-		switch {
-		case url != "":
-		case f.embedded:
-			url = "http://" + metricsAddr + "/metrics"
-		default:
-			url = defaultMetricsURL(cfg.URL)
-		}
-		runner.Metrics = scrape.New(url, f.metricsInterval, nil)
+		runner.Metrics = scrape.New(scrapeURL(f.metricsURL, metricsAddr, cfg.URL), f.metricsInterval, nil)
 	}
 	prog := newProgress(stderr, cfg.StabilityPercentage)
 	if prog.on {
@@ -345,7 +337,11 @@ func writeFile(path string, write func(io.Writer) error) error {
 		if fi.IsDir() {
 			return fmt.Errorf("writing %s: it is a directory", path)
 		}
-		return writeInPlace(path, write)
+		out, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return writeClose(path, out, write)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".inferperf-*")
 	if err != nil {
@@ -356,12 +352,8 @@ func writeFile(path string, write func(io.Writer) error) error {
 		os.Remove(tmp.Name())
 		dropTemp(tmp.Name())
 	}()
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return writeError(path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return writeError(path, err)
+	if err := writeClose(path, tmp, write); err != nil {
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -369,17 +361,14 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// writeInPlace writes a path that is not a regular file.
-func writeInPlace(path string, write func(io.Writer) error) error {
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := write(out); err != nil {
-		out.Close()
+// writeClose writes f and closes it, whether the write succeeds or not; the error names path
+// (f may be its temporary file).
+func writeClose(path string, f *os.File, write func(io.Writer) error) error {
+	if err := write(f); err != nil {
+		f.Close()
 		return writeError(path, err)
 	}
-	if err := out.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return writeError(path, err)
 	}
 	return nil
@@ -411,6 +400,19 @@ func removeTemps() {
 		os.Remove(k.(string))
 		return true
 	})
+}
+
+// scrapeURL is the metrics endpoint a run scrapes: --metrics-url when given, else the embedded
+// server's (embeddedAddr is its metrics listener, "" without --embedded), else
+// defaultMetricsURL of the server.
+func scrapeURL(explicit, embeddedAddr, serverURL string) string {
+	switch {
+	case explicit != "":
+		return explicit
+	case embeddedAddr != "":
+		return "http://" + embeddedAddr + "/metrics"
+	}
+	return defaultMetricsURL(serverURL)
 }
 
 // defaultMetricsURL is perf_analyzer's default: the host of -u on port 8002, path /metrics.

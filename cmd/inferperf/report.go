@@ -102,7 +102,7 @@ func readResults(path string) (*results.Sweep, *results.Tuning, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, nil, fmt.Errorf("reading results %s: not a results file of 'inferperf profile --json' or 'inferperf tune --json': %w", path, err)
 	}
-	if head.Kind == "tuning" {
+	if head.Kind == results.TuningKind {
 		if head.Schema > results.TuningSchemaVersion {
 			return nil, nil, fmt.Errorf("reading results %s: written by a newer inferperf (tuning schema %d; this one reads up to %d)",
 				path, head.Schema, results.TuningSchemaVersion)

@@ -118,17 +118,14 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 	ctx, stop := interruptible(ctx, stderr)
 	defer stop()
 
-	url, metricsURL := f.url, f.metricsURL
+	url, metricsAddr := f.url, ""
 	if f.embedded {
 		d, err := daemon.Start(context.Background(), daemon.Config{Address: "127.0.0.1", MetricsPort: 0, ModelControlMode: "explicit", ExitOnError: true, CPUMetrics: true})
 		if err != nil {
 			return fmt.Errorf("starting the embedded server: %w", err)
 		}
 		defer d.Shutdown(context.Background())
-		url = d.HTTPAddr
-		if metricsURL == "" {
-			metricsURL = "http://" + d.MetricsAddr + "/metrics"
-		}
+		url, metricsAddr = d.HTTPAddr, d.MetricsAddr
 		if f.protocol == "grpc" {
 			url = d.GRPCAddr
 		}
@@ -166,10 +163,7 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 		TimeLimit: f.timeLimit, Restore: f.restore, MaxConcurrency: f.maxConcurrency, MaxInstances: f.maxInstances,
 		MinWindows: f.minWindows, Out: stdout}
 	if f.collectMetrics {
-		if metricsURL == "" {
-			metricsURL = defaultMetricsURL(url)
-		}
-		topts.Metrics = scrape.New(metricsURL, f.metricsInterval, nil)
+		topts.Metrics = scrape.New(scrapeURL(f.metricsURL, metricsAddr, url), f.metricsInterval, nil)
 	}
 	tuner := tune.New(topts, c, c)
 	res, runErr := tuner.Run(ctx)
@@ -189,19 +183,12 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 
 // printTuneResult prints the summary, the final config.pbtxt and its diff, and writes the files.
 func printTuneResult(w io.Writer, f *tuneFlags, res *tune.Result) error {
-	kept := 0
-	for _, s := range res.Steps {
-		if s.Kept {
-			kept++
-		}
-	}
-	fmt.Fprintf(w, "\nTuning stopped: %s. %d changes tried, %d kept.\n", res.Stop, len(res.Steps), kept)
+	fmt.Fprintf(w, "\nTuning stopped: %s. %d changes tried, %d kept.\n", res.Stop, len(res.Steps), res.Kept())
 	if res.Baseline.OK && res.Best.OK {
 		fmt.Fprintf(w, "Throughput within %s: %.1f -> %.1f infer/sec (x%.2f)\n", res.Budget,
 			res.Baseline.Point.Throughput, res.Best.Point.Throughput, res.Best.Point.Throughput/res.Baseline.Point.Throughput)
 	}
-	final := res.FinalPbtxt
-	fmt.Fprintf(w, "\nFinal config.pbtxt (loaded on the server):\n%s", final)
+	fmt.Fprintf(w, "\nFinal config.pbtxt (loaded on the server):\n%s", res.FinalPbtxt)
 	if res.Diff != "" {
 		fmt.Fprintf(w, "\nDiff against the original:\n%s", res.Diff)
 	} else {
@@ -209,7 +196,7 @@ func printTuneResult(w io.Writer, f *tuneFlags, res *tune.Result) error {
 	}
 	var errs []error
 	if f.configOut != "" {
-		errs = append(errs, writeFile(f.configOut, func(o io.Writer) error { _, err := io.WriteString(o, final); return err }))
+		errs = append(errs, writeFile(f.configOut, func(o io.Writer) error { _, err := io.WriteString(o, res.FinalPbtxt); return err }))
 	}
 	if f.jsonOut != "" {
 		errs = append(errs, writeFile(f.jsonOut, func(o io.Writer) error {

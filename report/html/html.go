@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"sort"
 	"strconv"
@@ -44,9 +45,14 @@ func Write(w io.Writer, s *results.Sweep) error {
 	if s == nil {
 		return errors.New("html report: no sweep")
 	}
-	p := buildPage(s)
+	return execute(w, pageTemplate, buildPage(s))
+}
+
+// execute renders a page into memory before writing it, so that a template that fails leaves
+// w without a truncated page.
+func execute(w io.Writer, tmpl *template.Template, page any) error {
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, p); err != nil {
+	if err := tmpl.Execute(&buf, page); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	_, err := w.Write(buf.Bytes())

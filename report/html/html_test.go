@@ -58,11 +58,12 @@ func TestGolden(t *testing.T) {
 	golden(t, "curve.golden.svg", b.Bytes())
 }
 
-// TestSelfContained checks that the page references nothing outside itself: no script, no
+// TestSelfContained checks that the pages reference nothing outside themselves: no script, no
 // stylesheet or image link, no CSS import or url().
 func TestSelfContained(t *testing.T) {
-	for name, s := range map[string]*results.Sweep{"sweep": sweepFixture(), "rate": rateFixture()} {
-		page := render(t, s)
+	for name, page := range map[string]string{
+		"sweep": render(t, sweepFixture()), "rate": render(t, rateFixture()), "tuning": renderTuning(t, tuningFixture()),
+	} {
 		for _, bad := range []string{"<script", "<link", " src=", " href=", "url(", "@import", "<iframe", "<img"} {
 			if strings.Contains(page, bad) {
 				t.Errorf("%s: the page contains %q; it must not load anything", name, bad)

@@ -1,7 +1,6 @@
 package html
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -56,13 +55,7 @@ func WriteTuning(w io.Writer, t *results.Tuning) error {
 	if t == nil {
 		return errors.New("html report: no tuning run")
 	}
-	p := buildTuningPage(t)
-	var buf bytes.Buffer
-	if err := tuningTemplate.Execute(&buf, p); err != nil {
-		return fmt.Errorf("html report: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return execute(w, tuningTemplate, buildTuningPage(t))
 }
 
 // TuningSVG writes the chart of the way the tuner took (the kept configurations' curves) as a
@@ -96,26 +89,39 @@ func buildTuningPage(t *results.Tuning) *tuningPage {
 
 // tuningBudget names the budget as "p95 ≤ 50ms".
 func tuningBudget(t *results.Tuning) string {
-	if t.BudgetUs <= 0 {
+	us := budgetUs(t)
+	if us <= 0 {
 		return orDash(t.Budget)
 	}
-	return budgetFigure(t) + " ≤ " + (time.Duration(t.BudgetUs) * time.Microsecond).String()
+	return budgetFigure(t) + " ≤ " + (time.Duration(us) * time.Microsecond).String()
+}
+
+// budgetUs is the budget's limit in whole microseconds (0 when Budget does not parse: the zero
+// budget parseBudget then returns has no limit).
+func budgetUs(t *results.Tuning) int64 {
+	b, _ := parseBudget(t.Budget)
+	return b.Limit.Microseconds()
 }
 
 // budgetFigure names the latency figure the budget bounds.
 func budgetFigure(t *results.Tuning) string {
-	if t.Percentile == 0 {
-		return "average"
+	if k := budgetKey(t); k != "" {
+		return "p" + k
 	}
-	return "p" + strconv.FormatFloat(t.Percentile, 'f', -1, 64)
+	return "average"
 }
 
-// budgetKey is the level's percentile key of the budget figure ("" = the average).
+// budgetKey is the level's percentile key of the budget figure ("" = the average, or a Budget
+// that does not parse).
 func budgetKey(t *results.Tuning) string {
-	if t.Percentile == 0 {
+	b, _ := parseBudget(t.Budget)
+	if b.Key == "" {
 		return ""
 	}
-	return strconv.FormatFloat(t.Percentile, 'f', -1, 64)
+	// Budget.String writes the percentile with %g, which turns to an exponent below 0.0001,
+	// and the levels key it in plain decimals: rewrite it as they do.
+	p, _ := strconv.ParseFloat(b.Key, 64)
+	return strconv.FormatFloat(p, 'f', -1, 64)
 }
 
 // budgetLatency is a level's budget figure in microseconds (false when the level lacks it).
@@ -128,19 +134,19 @@ func budgetLatency(t *results.Tuning, l *results.Level) (float64, bool) {
 	return float64(v), ok
 }
 
-// keptPath is the configurations the tuner stood on, in order: the baseline, then each kept
-// step's, with a label.
+// keptConfig is a configuration the tuner stood on, with its label.
 type keptConfig struct {
 	label string
-	step  int // 0 = the baseline
 	m     *results.ConfigPoint
 }
 
+// keptPath is the configurations the tuner stood on, in order: the baseline, then each kept
+// step's.
 func keptPath(t *results.Tuning) []keptConfig {
 	out := []keptConfig{{label: "Baseline", m: &t.Baseline}}
 	for i := range t.Steps {
 		if s := &t.Steps[i]; s.Kept {
-			out = append(out, keptConfig{label: fmt.Sprintf("Step %d: %s", i+1, shortChange(s.Change)), step: i + 1, m: &s.After})
+			out = append(out, keptConfig{label: fmt.Sprintf("Step %d: %s", i+1, shortChange(s.Change)), m: &s.After})
 		}
 	}
 	return out
@@ -179,7 +185,7 @@ func pathChart(t *results.Tuning, standalone bool) *lineChart {
 		empty: "No configuration was measured.",
 	}
 	var xs []float64
-	maxLat := float64(t.BudgetUs)
+	maxLat := float64(budgetUs(t))
 	for _, k := range path {
 		for i := range k.m.Levels {
 			l := &k.m.Levels[i]
@@ -217,9 +223,6 @@ func pathChart(t *results.Tuning, standalone bool) *lineChart {
 		lat := series{name: k.label + " latency", color: col, width: 1.5, dash: "5 4", right: true, marker: 2.5}
 		for j := range levels {
 			l := &levels[j]
-			if j > 0 && levels[j-1].Concurrency == l.Concurrency {
-				continue // a re-measured operating point: the first measurement draws the curve
-			}
 			thr.pts = append(thr.pts, point{x: float64(l.Concurrency), y: l.Throughput})
 			if v, ok := budgetLatency(t, l); ok {
 				lat.pts = append(lat.pts, point{x: float64(l.Concurrency), y: v / div})
@@ -233,8 +236,8 @@ func pathChart(t *results.Tuning, standalone bool) *lineChart {
 			legendItem{"Operating point", colOperating, "diamond"})
 	}
 	c.decorate = func(b *svgBuf, f *frame) {
-		if t.BudgetUs > 0 {
-			y := f.y2.at(float64(t.BudgetUs) / div)
+		if us := budgetUs(t); us > 0 {
+			y := f.y2.at(float64(us) / div)
 			b.f(`<g id="budget-line"><title>%s</title>`, esc("Latency budget: "+tuningBudget(t)))
 			b.f(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.75" stroke-dasharray="7 5"/>`,
 				num(f.left), num(y), num(f.right), num(y), colBudget)
@@ -384,12 +387,6 @@ func tuningCards(t *results.Tuning) []card {
 	default:
 		out = append(out, card{Label: "Gain within the budget", Value: "—", Note: "budget " + tuningBudget(t), Class: "warn"})
 	}
-	kept := 0
-	for _, s := range t.Steps {
-		if s.Kept {
-			kept++
-		}
-	}
-	out = append(out, card{Label: "Steps", Value: fmt.Sprintf("%d tried, %d kept", len(t.Steps), kept), Note: "stopped: " + orDash(t.Stop)})
+	out = append(out, card{Label: "Steps", Value: fmt.Sprintf("%d tried, %d kept", len(t.Steps), t.Kept()), Note: "stopped: " + orDash(t.Stop)})
 	return out
 }

@@ -1,0 +1,9 @@
+package tune
+
+import "context"
+
+// Measure exports loadAndMeasure to the end-to-end tests (package tune_test), which measure a
+// brute-force grid of configurations to compare the loop's result with.
+func (t *Tuner) Measure(ctx context.Context, k Knobs, hint int) (Measured, error) {
+	return t.loadAndMeasure(ctx, k, hint)
+}
