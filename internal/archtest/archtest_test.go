@@ -29,6 +29,8 @@ type rule struct {
 //   - server may also import kserve/pb and server/models;
 //   - server/repository may also import kserve;
 //   - server/servertest may also import server/repository, kserve and kserve/pb;
+//   - server/trace (Triton's trace extension) is a leaf not in style.md; the core, the front ends,
+//     the daemon and servertest may import it;
 //   - cmd/inferperf and everything under bench/ may import anything.
 //
 // A key ending in "/..." covers the package and everything below it.
@@ -38,6 +40,11 @@ var table = map[string]rule{
 	"load":         {layer: 0, stdlibOnly: true},
 	"results":      {layer: 0, stdlibOnly: true},
 	"server/stats": {layer: 0, stdlibOnly: true},
+	// Triton's trace extension (settings, sampling, the trace file and its reader): a leaf, like
+	// server/stats beside which it records the same instants, so that the core, both front ends
+	// and the daemon can all reach it. Not stdlibOnly: it reads CLOCK_MONOTONIC through
+	// golang.org/x/sys/unix once at start-up, to stamp on Triton's clock.
+	"server/trace": {layer: 0},
 
 	// L1.
 	"kserve/pb":         {layer: 1, allowed: []string{"kserve"}}, // + protobuf, grpc; contents.go converts to raw tensors
@@ -61,7 +68,8 @@ var table = map[string]rule{
 	"profile": {layer: 3, allowed: []string{
 		"load", "measure", "inputs", "client", "serverstats", "scrape", "results", "kserve"}}, // kserve: validation data compares decoded outputs
 	"server": {layer: 3, allowed: []string{
-		"server/repository", "server/scheduler", "server/stats", "kserve", "kserve/pb", "server/models", "server/fault"}},
+		"server/repository", "server/scheduler", "server/stats", "kserve", "kserve/pb", "server/models", "server/fault",
+		"server/trace"}},
 	"server/metrics": {layer: 3, allowed: []string{"server/stats"}}, // + client_golang, client_model, common, go-nvml
 
 	// L4.
@@ -70,16 +78,17 @@ var table = map[string]rule{
 	"tune":        {layer: 4, allowed: []string{"profile", "measure", "client", "results", "scrape"}}, // scrape: the levels' metrics feed the rules
 	// The front ends encode statistics snapshots and render configurations, so they read
 	// server/stats and server/repository types too.
-	"server/httpapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "server/stats", "server/repository", "server/fault"}},
-	"server/grpcapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "kserve/pb/deflate", "server/stats", "server/fault"}},
+	// They stamp their receive and send on a request's trace (server/trace).
+	"server/httpapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "server/stats", "server/repository", "server/fault", "server/trace"}},
+	"server/grpcapi": {layer: 4, allowed: []string{"server", "kserve", "kserve/pb", "kserve/pb/deflate", "server/stats", "server/fault", "server/trace"}},
 
 	// L5. daemon runs the listeners around the core; serve, profile --embedded and servertest
 	// share it.
 	"server/daemon": {layer: 5, allowed: []string{
-		"server", "server/httpapi", "server/grpcapi", "server/metrics", "server/repository", "server/fault"}},
+		"server", "server/httpapi", "server/grpcapi", "server/metrics", "server/repository", "server/fault", "server/trace"}},
 	"server/servertest": {layer: 6, allowed: []string{
 		"server", "server/daemon", "server/httpapi", "server/grpcapi", "server/metrics", "server/repository",
-		"kserve", "kserve/pb"}},
+		"kserve", "kserve/pb", "server/trace"}},
 	"cmd/inferperf": {layer: 6, any: true},
 
 	// Outside the layers.
@@ -192,7 +201,7 @@ func TestCheck(t *testing.T) {
 		}, []string{"package example.com/mod/scrape imports example.com/mod/kserve, which its layer does not allow (allowed: no package of the module)"}},
 		{"allowed list in the message", []pkg{
 			p("server/grpcapi", "server", "server/repository"), p("server"), p("server/repository"),
-		}, []string{"package example.com/mod/server/grpcapi imports example.com/mod/server/repository, which its layer does not allow (allowed: example.com/mod/server, example.com/mod/kserve, example.com/mod/kserve/pb, example.com/mod/kserve/pb/deflate, example.com/mod/server/stats, example.com/mod/server/fault)"}},
+		}, []string{"package example.com/mod/server/grpcapi imports example.com/mod/server/repository, which its layer does not allow (allowed: example.com/mod/server, example.com/mod/kserve, example.com/mod/kserve/pb, example.com/mod/kserve/pb/deflate, example.com/mod/server/stats, example.com/mod/server/fault, example.com/mod/server/trace)"}},
 		{"package missing from the table", []pkg{
 			p("server/extra", "server"), p("server"),
 		}, []string{"package example.com/mod/server/extra is not in the import table"}},
