@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// OpenOptions configures an Open load. Schedule, a positive MaxWorkers and a positive Window are
-// required; Run checks them.
+// OpenOptions configures an Open load. Schedule and a positive MaxWorkers are required; Run
+// checks them.
 type OpenOptions struct {
 	// Schedule says when each request is due (Constant, *Poisson, *Intervals).
 	Schedule Schedule
@@ -19,9 +19,10 @@ type OpenOptions struct {
 	// as the load needs them, never more than this. Worker indices passed to the Sender and the
 	// Sink lie in [0, MaxWorkers).
 	MaxWorkers int
-	// Window is the width of the measurement windows the pacer counts scheduled requests for
-	// (Scheduled): window k is [start+k·Window, start+(k+1)·Window).
-	Window time.Duration
+	// End is the end of the schedule, as an offset from the start: the pacer sends every request
+	// due before End, late if it must, and none due at or after it. 0 means no end (until Stop or
+	// StopAt). StopAt can bring it forward.
+	End time.Duration
 	// Clock stamps Sent and Done and tells the pacer how long to wait; nil means time.Now. The
 	// wait itself runs on a real timer.
 	Clock func() time.Time
@@ -29,12 +30,6 @@ type OpenOptions struct {
 
 // ErrOpenRan is returned by a second call to Open.Run: an Open runs once.
 var ErrOpenRan = errors.New("load: Open.Run called twice")
-
-// scheduledRing is how many windows with requests Open keeps a scheduled count for: the one the
-// pacer is in and the 63 before it. Windows without requests need no slot. Since the pacer is at
-// most one request ahead of the clock, a count is forgotten only once the clock is at least 62
-// windows past the window's end.
-const scheduledRing = 64
 
 // Open sends requests at the intended times of a Schedule: an open loop, perf_analyzer's
 // request-rate mode. One pacer goroutine (Run's own) walks the schedule i = 0, 1, 2, ...: it
@@ -44,14 +39,18 @@ const scheduledRing = 64
 // MaxWorkers; at the cap it waits for a worker to come free, and the request goes out late.
 // Workers live until Run returns.
 //
-// A request's Intended is start+Next(i) whatever happened: when it is sent late its latency,
-// measured from Intended, includes the lateness. The generator's own delay is charged to the
-// measurement, never hidden (no coordinated omission); Result.Sent tells how late it was.
+// The generator's own limits never drop a request: every request due before the schedule's end
+// (OpenOptions.End, StopAt) is sent, however late, unless Stop or the context ends the run
+// first. A request's Intended is start+Next(i) whatever happened: when it is sent late its
+// latency, measured from Intended, includes the lateness. The generator's own delay is charged to
+// the measurement, never hidden (no coordinated omission); Result.Sent tells how late it was.
+// Which requests a window holds is a pure function of the schedule (CountBefore), so a
+// controller never needs to ask the pacer how far it got.
 //
 // The pacer sleeps on a Go timer, whose resolution on Linux is about a millisecond when the
-// process is otherwise idle (the runtime's poller waits in whole milliseconds): a request may
-// go out up to a millisecond or so after its time. That shows in Sent−Intended; it is not
-// hidden either.
+// process is otherwise idle (the runtime's poller waits in whole milliseconds), and in nanosleep
+// for the last two milliseconds: a request goes out within tens of microseconds of its time
+// when a worker is free. That shows in Sent−Intended; it is not hidden either.
 //
 // The hot path allocates nothing: the pacer hands (seq, offset) values over an unbuffered
 // channel and reuses one timer; each worker reuses one Result.
@@ -65,26 +64,18 @@ type Open struct {
 	jobs     chan job
 	stop     chan struct{} // closed by Stop
 	stopOnce sync.Once
+	poke     chan struct{} // StopAt wakes the pacer to look at the new end
+	end      atomic.Int64  // the schedule's end (offset in ns); MaxInt64 for none
 	ran      atomic.Bool
 	wg       sync.WaitGroup // the workers
 
 	// Written by the pacer only.
 	workers    atomic.Int64  // workers started
 	dispatched atomic.Uint64 // requests handed to workers
-	window     int64         // the window of the latest request reached: what reached holds
-	cur        *windowCount  // its count
+	paced      atomic.Bool   // the pacer has ended
 
 	// Written by the workers.
 	inFlight atomic.Int64
-
-	// The per-window counts of scheduled requests, written by the pacer only: a ring of the
-	// latest windows with requests, filled in order (filled counts the windows ever put in it).
-	// reached is the window of the latest request the pacer computed (-1 before the first): the
-	// windows before it are final. paced is set when the pacer has ended: every count is final.
-	counts  [scheduledRing]windowCount
-	filled  atomic.Uint64
-	reached atomic.Int64
-	paced   atomic.Bool
 }
 
 // job is one request handed from the pacer to a worker: its sequence number and its intended
@@ -94,30 +85,26 @@ type job struct {
 	off time.Duration
 }
 
-// windowCount is the count of scheduled requests of one window, tagged with the window it
-// belongs to (index+1; 0 = none, or being reset) because the ring reuses its slots.
-type windowCount struct {
-	tag atomic.Int64
-	n   atomic.Uint64
-}
-
 // NewOpen returns an open-loop load that sends through s and records into sink. Options are
 // validated by Run.
 func NewOpen(s Sender, sink Sink, opts OpenOptions) *Open {
-	o := &Open{sender: s, sink: sink, opts: opts, clock: opts.Clock, jobs: make(chan job), stop: make(chan struct{}), window: -1}
+	o := &Open{sender: s, sink: sink, opts: opts, clock: opts.Clock, jobs: make(chan job), stop: make(chan struct{}), poke: make(chan struct{}, 1)}
 	if o.clock == nil {
 		o.clock = time.Now
 	}
-	o.reached.Store(-1)
+	o.end.Store(math.MaxInt64)
+	if opts.End > 0 {
+		o.end.Store(int64(opts.End))
+	}
 	return o
 }
 
-// Run paces requests from start (request i is due at start+Schedule.Next(i)) until Stop is called
-// or ctx is done, then waits for the requests in flight and returns once they are all recorded.
-// The requests are sent with ctx, so cancelling it cancels them; Stop does not (it drains). As
-// in Pool, a request that failed after ctx was cancelled is recorded with Kind Canceled. Stopping
-// is normal: Run then returns nil. It returns an error only for invalid options or a second
-// call.
+// Run paces requests from start (request i is due at start+Schedule.Next(i)) until the schedule's
+// end, Stop, or ctx, then waits for the requests in flight and returns once they are all
+// recorded. The requests are sent with ctx, so cancelling it cancels them; Stop and StopAt do not
+// (the requests already handed out finish). As in Pool, a request that failed after ctx was
+// cancelled is recorded with Kind Canceled. Stopping is normal: Run then returns nil. It returns
+// an error only for invalid options or a second call.
 func (o *Open) Run(ctx context.Context, start time.Time) error {
 	switch {
 	case o.sender == nil || o.sink == nil:
@@ -126,8 +113,8 @@ func (o *Open) Run(ctx context.Context, start time.Time) error {
 		return errors.New("load: OpenOptions.Schedule is nil")
 	case o.opts.MaxWorkers < 1:
 		return fmt.Errorf("load: OpenOptions.MaxWorkers is %d; it must be at least 1", o.opts.MaxWorkers)
-	case o.opts.Window <= 0:
-		return fmt.Errorf("load: OpenOptions.Window is %s; it must be positive", o.opts.Window)
+	case o.opts.End < 0:
+		return fmt.Errorf("load: OpenOptions.End is %s; it must not be negative", o.opts.End)
 	}
 	if !o.ran.CompareAndSwap(false, true) {
 		return ErrOpenRan
@@ -139,63 +126,32 @@ func (o *Open) Run(ctx context.Context, start time.Time) error {
 	return nil
 }
 
-// Stop ends the pacing: the pacer hands no more requests to workers (one it is handing over at
-// that very moment may still go out), the requests in flight finish (their context is not
-// cancelled) and are recorded, then Run returns. Stop does not wait for that; it may be called before Run (Run then
-// returns at once), more than once, and from any goroutine.
+// Stop ends the pacing now: the pacer hands no more requests to workers (one it is handing over
+// at that very moment may still go out), even those due before the schedule's end; the requests
+// in flight finish (their context is not cancelled) and are recorded, then Run returns. Stop does
+// not wait for that; it may be called before Run (Run then returns at once), more than once, and
+// from any goroutine.
 func (o *Open) Stop() { o.stopOnce.Do(func() { close(o.stop) }) }
 
-// Scheduled reports how many requests the schedule puts in window k, [start+k·Window,
-// start+(k+1)·Window), and whether that count is final. The pacer counts requests as it reaches
-// them, so the count is final once it has reached a request due at or after the window's end,
-// or once it has stopped (nothing more will be scheduled; a request it reached but could not
-// hand over before it stopped is not counted). A pacer held back at the worker cap reaches
-// windows late and so finalises them late, but the count is exact whatever the delay, since the
-// schedule is pure.
-//
-// The counts of the latest 64 windows that have requests are kept; for a window older than those
-// Scheduled reports (0, false), as for one the pacer has not reached yet: the controller is then
-// more than 60 windows behind. A negative k is final with 0 requests. It is safe to call from any
-// goroutine and costs at most 64 atomic loads.
-func (o *Open) Scheduled(k int) (n uint64, final bool) {
-	if k < 0 {
-		return 0, true
-	}
-	// Finality first: a pacer that moved past k (or ended) had made all of k's increments, so
-	// the loads that follow see them.
-	paced := o.paced.Load()
-	reached := o.reached.Load()
-	kk := int64(k)
-	if kk > reached {
-		return 0, paced // not reached: nothing counted yet
-	}
-	final = paced || kk < reached
-	// The pacer wrote k's slot, if k has requests, before it stored reached ≥ k. It resets a
-	// slot as tag=0, n=0, tag=k'+1: if the tag reads k+1 before and after n, n belongs to k.
-	oldest := int64(math.MaxInt64) // the oldest window seen in the ring
-	for i := range o.counts {
-		c := &o.counts[i]
-		t := c.tag.Load()
-		if t == kk+1 {
-			n = c.n.Load()
-			if c.tag.Load() != t {
-				return 0, false // overwritten as we read it
-			}
-			return n, final
-		}
-		if t > 0 {
-			oldest = min(oldest, t-1)
+// StopAt ends the schedule at end (an offset from the start): the requests due before it are
+// still all sent, late if the workers are busy, and none due at or after it. An end later than
+// the current one is ignored (the schedule never grows). Safe from any goroutine.
+func (o *Open) StopAt(end time.Duration) {
+	for {
+		cur := o.end.Load()
+		if int64(end) >= cur || o.end.CompareAndSwap(cur, int64(max(end, 0))) {
+			break
 		}
 	}
-	// Not in the ring: k had no request, unless its slot was reused. Slots are reused oldest
-	// first and a slot's window only grows, so if k was dropped before or during the scan,
-	// every window seen is later than k. filled is stored before a slot is reset, so a ring
-	// that was not full after the scan dropped nothing.
-	if o.filled.Load() <= scheduledRing || kk > oldest {
-		return 0, final
+	select {
+	case o.poke <- struct{}{}:
+	default:
 	}
-	return 0, false
 }
+
+// Paced reports whether the pacer has ended: every request of the schedule was handed to a
+// worker, or the run was stopped.
+func (o *Open) Paced() bool { return o.paced.Load() }
 
 // Dispatched returns how many requests were handed to workers so far.
 func (o *Open) Dispatched() uint64 { return o.dispatched.Load() }
@@ -210,7 +166,7 @@ func (o *Open) InFlight() int { return int(o.inFlight.Load()) }
 // timer, whose wake-ups come about a millisecond late.
 const shortSleepSpan = 2 * time.Millisecond
 
-// pace is the pacer: it walks the schedule until Stop or ctx, then marks every count final.
+// pace is the pacer: it walks the schedule until its end, Stop or ctx.
 func (o *Open) pace(ctx context.Context) {
 	defer o.paced.Store(true)
 	done := ctx.Done()
@@ -221,6 +177,8 @@ func (o *Open) pace(ctx context.Context) {
 		}
 	}()
 	for i := uint64(0); ; i++ {
+		off := o.opts.Schedule.Next(i)
+	wait:
 		select {
 		case <-o.stop:
 			return
@@ -228,12 +186,13 @@ func (o *Open) pace(ctx context.Context) {
 			return
 		default:
 		}
-		off := o.opts.Schedule.Next(i)
-		slot := o.count(off)
+		if int64(off) >= o.end.Load() {
+			return // the schedule ends before this request
+		}
 		due := o.start.Add(off)
 		if wait := due.Sub(o.clock()) - shortSleepSpan; wait > 0 {
-			// The runtime's timer for the long part of the wait (Stop can interrupt it), and
-			// nanosleep for the last stretch (precise: see shortSleep).
+			// The runtime's timer for the long part of the wait (Stop and StopAt interrupt it),
+			// and nanosleep for the last stretch (precise: see shortSleep).
 			if timer == nil {
 				timer = time.NewTimer(wait)
 			} else {
@@ -241,11 +200,11 @@ func (o *Open) pace(ctx context.Context) {
 			}
 			select {
 			case <-timer.C:
+			case <-o.poke:
+				goto wait // the end moved: look again
 			case <-o.stop:
-				slot.n.Add(^uint64(0)) // not sent: uncount it (its window is not final yet)
 				return
 			case <-done:
-				slot.n.Add(^uint64(0))
 				return
 			}
 		}
@@ -254,10 +213,8 @@ func (o *Open) pace(ctx context.Context) {
 		// among ready cases, hence a select of its own.)
 		select {
 		case <-o.stop:
-			slot.n.Add(^uint64(0))
 			return
 		case <-done:
-			slot.n.Add(^uint64(0))
 			return
 		default:
 		}
@@ -273,37 +230,36 @@ func (o *Open) pace(ctx context.Context) {
 		if o.workers.Load() < int64(o.opts.MaxWorkers) {
 			o.startWorker(ctx)
 		}
+	handOver:
 		select {
 		case o.jobs <- j:
 			o.dispatched.Add(1)
+		case <-o.poke:
+			if int64(off) >= o.end.Load() {
+				return
+			}
+			goto handOver
 		case <-o.stop:
-			slot.n.Add(^uint64(0))
 			return
 		case <-done:
-			slot.n.Add(^uint64(0))
 			return
 		}
 	}
 }
 
-// count adds a request due at off to its window's count and returns the slot it counted in. The
-// first request of a later window takes the ring's next slot (dropping the oldest window) and
-// makes the earlier windows final.
-func (o *Open) count(off time.Duration) *windowCount {
-	// A negative offset counts in window 0, and one that decreases (the Schedule contract rules
-	// both out) in the current window rather than in one that may be final already.
-	if k := max(int64(off/o.opts.Window), 0); k > o.window {
-		f := o.filled.Load() + 1
-		o.filled.Store(f) // before the reset: see Scheduled
-		c := &o.counts[f%scheduledRing]
-		c.tag.Store(0)
-		c.n.Store(0)
-		c.tag.Store(k + 1)
-		o.cur, o.window = c, k
-		o.reached.Store(k)
+// CountBefore returns how many requests of s are due before end: the number of i with
+// Next(i) < end. Offsets never decrease, so it walks from from, which must be a count already
+// known to be due before end (0 if none is known): a controller that asks for window after window
+// pays for each request once.
+func CountBefore(s Schedule, end time.Duration, from uint64) uint64 {
+	i := from
+	for s.Next(i) < end {
+		if i == math.MaxUint64 {
+			break
+		}
+		i++
 	}
-	o.cur.n.Add(1)
-	return o.cur
+	return i
 }
 
 // startWorker starts worker number Workers(). Only the pacer calls it, the goroutine that later

@@ -122,7 +122,7 @@ func TestOpenIntended(t *testing.T) {
 		mustIntervals(t, 100*time.Microsecond, 0, 900*time.Microsecond),
 		Constant{Rate: 0}, // all due at once: as fast as the workers go
 	} {
-		o, rs, start := runFor(t, sleeper{}, OpenOptions{Schedule: sched, MaxWorkers: 4, Window: 10 * time.Millisecond}, 200)
+		o, rs, start := runFor(t, sleeper{}, OpenOptions{Schedule: sched, MaxWorkers: 4}, 200)
 		if len(rs) < 200 {
 			t.Fatalf("%d: %v: recorded %d; want at least 200", i, sched, len(rs))
 		}
@@ -143,7 +143,7 @@ func mustIntervals(t *testing.T, gaps ...time.Duration) *Intervals {
 func TestOpenInOrder(t *testing.T) {
 	l := &openLog{}
 	sched := Constant{Rate: 5000}
-	o := NewOpen(sleeper{}, l, OpenOptions{Schedule: sched, MaxWorkers: 1, Window: time.Millisecond})
+	o := NewOpen(sleeper{}, l, OpenOptions{Schedule: sched, MaxWorkers: 1})
 	l.after = func(n int) {
 		if n >= 100 {
 			o.Stop()
@@ -170,7 +170,7 @@ func TestOpenInOrder(t *testing.T) {
 // and none is skipped.
 func TestOpenLateKeepsIntended(t *testing.T) {
 	sched := Constant{Rate: 1000}
-	o, rs, start := runFor(t, sleeper{3 * time.Millisecond}, OpenOptions{Schedule: sched, MaxWorkers: 1, Window: 10 * time.Millisecond}, 30)
+	o, rs, start := runFor(t, sleeper{3 * time.Millisecond}, OpenOptions{Schedule: sched, MaxWorkers: 1}, 30)
 	checkSeqs(t, o, rs, start, sched)
 	for i, r := range rs {
 		// Sent(i) ≥ Sent(i-1) + 3ms and Intended(i) = Intended(i-1) + 1ms, from Sent(0) ≥ start.
@@ -190,7 +190,7 @@ func TestOpenLateKeepsIntended(t *testing.T) {
 func TestOpenKeepsUp(t *testing.T) {
 	const maxWorkers = 1000
 	sched := Constant{Rate: 500}
-	o, rs, start := runFor(t, sleeper{10 * time.Millisecond}, OpenOptions{Schedule: sched, MaxWorkers: maxWorkers, Window: 10 * time.Millisecond}, 100)
+	o, rs, start := runFor(t, sleeper{10 * time.Millisecond}, OpenOptions{Schedule: sched, MaxWorkers: maxWorkers}, 100)
 	checkSeqs(t, o, rs, start, sched)
 	lates := make([]time.Duration, len(rs))
 	for i, r := range rs {
@@ -218,7 +218,7 @@ func TestOpenWorkerCap(t *testing.T) {
 		sleeper{5 * time.Millisecond}.Send(ctx, w, r)
 		cur.Add(-1)
 	})
-	o, rs, start := runFor(t, s, OpenOptions{Schedule: Constant{Rate: 2000}, MaxWorkers: 3, Window: 10 * time.Millisecond}, 40)
+	o, rs, start := runFor(t, s, OpenOptions{Schedule: Constant{Rate: 2000}, MaxWorkers: 3}, 40)
 	checkSeqs(t, o, rs, start, Constant{Rate: 2000})
 	if w := o.Workers(); w != 3 {
 		t.Errorf("Workers() = %d; want 3 (MaxWorkers: the load needs 10)", w)
@@ -237,155 +237,12 @@ type senderFunc func(ctx context.Context, worker int, r *Result)
 
 func (f senderFunc) Send(ctx context.Context, worker int, r *Result) { f(ctx, worker, r) }
 
-// TestOpenScheduled: Constant{100/s} in 100ms windows puts 10 requests in each, and the windows
-// become final in order as the pacer passes them.
-func TestOpenScheduled(t *testing.T) {
-	const windows = 4
-	o := NewOpen(sleeper{}, &openLog{}, OpenOptions{Schedule: Constant{Rate: 100}, MaxWorkers: 2, Window: 100 * time.Millisecond})
-	if n, final := o.Scheduled(0); n != 0 || final {
-		t.Errorf("before Run: Scheduled(0) = (%d, %t); want (0, false)", n, final)
-	}
-	if n, final := o.Scheduled(-1); n != 0 || !final {
-		t.Errorf("Scheduled(-1) = (%d, %t); want (0, true)", n, final)
-	}
-	done := runOpen(context.Background(), o, time.Now())
-	for k := range windows {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			n, final := o.Scheduled(k)
-			if n > 10 {
-				t.Fatalf("Scheduled(%d) = %d before it was final; want at most 10", k, n)
-			}
-			if final {
-				if n != 10 {
-					t.Errorf("Scheduled(%d) = %d, final; want 10", k, n)
-				}
-				break
-			}
-			if n2, final2 := o.Scheduled(k + 1); final2 {
-				t.Fatalf("window %d is final (%d) before window %d", k+1, n2, k)
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("window %d not final after 10s (count %d)", k, n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		for j := range k {
-			if n, final := o.Scheduled(j); n != 10 || !final {
-				t.Errorf("after window %d: Scheduled(%d) = (%d, %t); want (10, true)", k, j, n, final)
-			}
-		}
-	}
-	o.Stop()
-	if err := recv(t, done, "Run"); err != nil {
-		t.Fatal(err)
-	}
-	// After Run every count is final, and they add up to what was sent: a request the pacer
-	// reached but did not send when it stopped is not counted.
-	var sum uint64
-	for k := range 64 {
-		n, final := o.Scheduled(k)
-		if !final {
-			t.Errorf("after Run: Scheduled(%d) = (%d, false); want final", k, n)
-		}
-		sum += n
-	}
-	if d := o.Dispatched(); sum != d {
-		t.Errorf("Scheduled sums to %d after Run; Dispatched() = %d", sum, d)
-	}
-}
-
-// TestOpenScheduledLongGap: a request far ahead leaves the windows before it final, empty or
-// not; the counts of the windows with requests are kept.
-func TestOpenScheduledLongGap(t *testing.T) {
-	// 3 requests 10µs apart in window 0, then one due in window 99.
-	iv := mustIntervals(t, 10*time.Microsecond, 10*time.Microsecond, 99*time.Millisecond)
-	o := NewOpen(sleeper{}, &openLog{}, OpenOptions{Schedule: iv, MaxWorkers: 1, Window: time.Millisecond})
-	done := runOpen(context.Background(), o, time.Now())
-	deadline := time.Now().Add(10 * time.Second)
-	for { // until the pacer reached request 3 and waits for it
-		if n, _ := o.Scheduled(99); n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the pacer did not reach window 99 in 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	for i, tc := range []struct {
-		k     int
-		n     uint64
-		final bool
-	}{
-		{0, 3, true},   // the first three
-		{1, 0, true},   // empty
-		{98, 0, true},  // empty
-		{99, 1, false}, // request 3: reached, not final
-		{100, 0, false},
-	} {
-		if n, final := o.Scheduled(tc.k); n != tc.n || final != tc.final {
-			t.Errorf("%d: Scheduled(%d) = (%d, %t); want (%d, %t)", i, tc.k, n, final, tc.n, tc.final)
-		}
-	}
-	o.Stop()
-	if err := recv(t, done, "Run"); err != nil {
-		t.Fatal(err)
-	}
-	// The pacer stopped before request 3 was due: it is not counted, and every window is final.
-	for i, tc := range []struct {
-		k     int
-		n     uint64
-		final bool
-	}{
-		{0, 3, true},
-		{99, 0, true},
-		{100, 0, true},
-	} {
-		if n, final := o.Scheduled(tc.k); n != tc.n || final != tc.final {
-			t.Errorf("after Stop %d: Scheduled(%d) = (%d, %t); want (%d, %t)", i, tc.k, n, final, tc.n, tc.final)
-		}
-	}
-	if d := o.Dispatched(); d != 3 {
-		t.Errorf("Dispatched() = %d; want 3", d)
-	}
-}
-
-// TestOpenScheduledRing: the counts of the latest 64 windows with requests are kept; older ones
-// are forgotten, reported as not final rather than misreported.
-func TestOpenScheduledRing(t *testing.T) {
-	// One request per millisecond, 100µs windows: request i is alone in window 10i.
-	sink := &stopSink{n: 100}
-	o := NewOpen(sleeper{}, sink, OpenOptions{Schedule: Constant{Rate: 1000}, MaxWorkers: 1, Window: 100 * time.Microsecond})
-	sink.o = o
-	if err := o.Run(context.Background(), time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	// 100 or 101 windows with requests were reached: those of requests 0..36 are forgotten.
-	for i, tc := range []struct {
-		k     int
-		n     uint64
-		final bool
-	}{
-		{0, 0, false},   // request 0: forgotten
-		{300, 0, false}, // request 30: forgotten
-		{305, 0, false}, // empty, but older than the ring: unknown
-		{500, 1, true},  // request 50
-		{505, 0, true},  // empty
-		{990, 1, true},  // request 99, the last sent
-		{995, 0, true},  // empty
-	} {
-		if n, final := o.Scheduled(tc.k); n != tc.n || final != tc.final {
-			t.Errorf("%d: Scheduled(%d) = (%d, %t); want (%d, %t)", i, tc.k, n, final, tc.n, tc.final)
-		}
-	}
-}
-
 // TestOpenStopDrains: Stop at the worker cap sends nothing more, lets the requests in flight
 // finish with their context intact, and records them.
 func TestOpenStopDrains(t *testing.T) {
 	g := newGate(3)
 	l := &openLog{}
-	o := NewOpen(g, l, OpenOptions{Schedule: Constant{}, MaxWorkers: 3, Window: time.Second})
+	o := NewOpen(g, l, OpenOptions{Schedule: Constant{}, MaxWorkers: 3})
 	done := runOpen(context.Background(), o, time.Now())
 	startedSet(t, g, 3) // all due at once: 3 workers, and the pacer waits at the cap
 	o.Stop()
@@ -419,8 +276,8 @@ func TestOpenStopDrains(t *testing.T) {
 			t.Errorf("drained request %d: Kind %v; want ok", r.Seq, r.Kind)
 		}
 	}
-	if n, final := o.Scheduled(0); n != 3 || !final {
-		t.Errorf("Scheduled(0) = (%d, %t); want (3, true): the request held at the cap was not sent", n, final)
+	if n := o.Dispatched(); n != 3 {
+		t.Errorf("Dispatched() = %d; want 3: the request held at the cap was not sent", n)
 	}
 	if err := o.Run(context.Background(), time.Now()); !errors.Is(err, ErrOpenRan) {
 		t.Errorf("second Run() = %v; want ErrOpenRan", err)
@@ -429,7 +286,7 @@ func TestOpenStopDrains(t *testing.T) {
 
 func TestOpenStopBeforeRun(t *testing.T) {
 	c := &counter{}
-	o := NewOpen(c, &openLog{}, OpenOptions{Schedule: Constant{}, MaxWorkers: 2, Window: time.Second})
+	o := NewOpen(c, &openLog{}, OpenOptions{Schedule: Constant{}, MaxWorkers: 2})
 	o.Stop()
 	if err := recv(t, runOpen(context.Background(), o, time.Now()), "Run"); err != nil {
 		t.Fatalf("Run() = %v", err)
@@ -445,7 +302,7 @@ func TestOpenCancel(t *testing.T) {
 	g := newGate(2)
 	g.onCtx = func(r *Result) { r.Kind, r.Err = Transport, errors.New("conn closed") }
 	l := &openLog{}
-	o := NewOpen(g, l, OpenOptions{Schedule: Constant{}, MaxWorkers: 2, Window: time.Second})
+	o := NewOpen(g, l, OpenOptions{Schedule: Constant{}, MaxWorkers: 2})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := runOpen(ctx, o, time.Now())
 	startedSet(t, g, 2)
@@ -467,7 +324,7 @@ func TestOpenCancel(t *testing.T) {
 // TestOpenCancelWhileWaiting: a pacer waiting for a far-off request returns at once on cancel.
 func TestOpenCancelWhileWaiting(t *testing.T) {
 	c := &counter{}
-	o := NewOpen(c, &openLog{}, OpenOptions{Schedule: Constant{Rate: 0.001}, MaxWorkers: 1, Window: time.Hour})
+	o := NewOpen(c, &openLog{}, OpenOptions{Schedule: Constant{Rate: 0.001}, MaxWorkers: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := runOpen(ctx, o, time.Now())
 	deadline := time.Now().Add(10 * time.Second)
@@ -481,13 +338,10 @@ func TestOpenCancelWhileWaiting(t *testing.T) {
 	if n := c.n.Load(); n != 1 {
 		t.Errorf("sent %d; want 1 (request 1 is due in 1000s)", n)
 	}
-	if n, final := o.Scheduled(0); n != 1 || !final {
-		t.Errorf("Scheduled(0) = (%d, %t); want (1, true)", n, final)
-	}
 }
 
 func TestOpenInvalidOptions(t *testing.T) {
-	ok := OpenOptions{Schedule: Constant{Rate: 1}, MaxWorkers: 1, Window: time.Second}
+	ok := OpenOptions{Schedule: Constant{Rate: 1}, MaxWorkers: 1}
 	for i, tc := range []struct {
 		s    Sender
 		sink Sink
@@ -498,8 +352,7 @@ func TestOpenInvalidOptions(t *testing.T) {
 		{&counter{}, nil, func(*OpenOptions) {}, "Sender and a Sink"},
 		{&counter{}, &openLog{}, func(o *OpenOptions) { o.Schedule = nil }, "Schedule is nil"},
 		{&counter{}, &openLog{}, func(o *OpenOptions) { o.MaxWorkers = 0 }, "MaxWorkers is 0"},
-		{&counter{}, &openLog{}, func(o *OpenOptions) { o.Window = 0 }, "Window is 0s"},
-		{&counter{}, &openLog{}, func(o *OpenOptions) { o.Window = -time.Second }, "Window is -1s"},
+		{&counter{}, &openLog{}, func(o *OpenOptions) { o.End = -time.Second }, "End is -1s"},
 	} {
 		opts := ok
 		tc.opts(&opts)
@@ -516,7 +369,7 @@ func TestOpenFakeClock(t *testing.T) {
 	var ticks atomic.Int64
 	clock := func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * time.Hour) }
 	// Every request is due within the first hour, and the clock is always past it: no waiting.
-	o, rs, _ := runFrom(t, sleeper{}, OpenOptions{Schedule: Constant{Rate: 1000}, MaxWorkers: 1, Window: time.Second, Clock: clock}, 50, start)
+	o, rs, _ := runFrom(t, sleeper{}, OpenOptions{Schedule: Constant{Rate: 1000}, MaxWorkers: 1, Clock: clock}, 50, start)
 	checkSeqs(t, o, rs, start, Constant{Rate: 1000})
 	for _, r := range rs {
 		if r.Sent.Sub(start)%time.Hour != 0 || r.Done.Sub(start)%time.Hour != 0 {
@@ -531,7 +384,7 @@ func TestOpenFakeClock(t *testing.T) {
 func TestOpenAllocs(t *testing.T) {
 	mallocs := func(n int) uint64 {
 		sink := &stopSink{n: uint64(n)}
-		o := NewOpen(nopSender{}, sink, OpenOptions{Schedule: Constant{Rate: 1e6}, MaxWorkers: 4, Window: time.Millisecond})
+		o := NewOpen(nopSender{}, sink, OpenOptions{Schedule: Constant{Rate: 1e6}, MaxWorkers: 4})
 		sink.o = o
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -569,7 +422,7 @@ func BenchmarkOpen(b *testing.B) {
 	for _, workers := range []int{1, 8} {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
 			sink := &stopSink{n: uint64(b.N)}
-			o := NewOpen(nopSender{}, sink, OpenOptions{Schedule: Constant{}, MaxWorkers: workers, Window: time.Second})
+			o := NewOpen(nopSender{}, sink, OpenOptions{Schedule: Constant{}, MaxWorkers: workers})
 			sink.o = o
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -582,7 +435,7 @@ func BenchmarkOpen(b *testing.B) {
 
 // An open loop sends at the schedule's times, whatever the responses do. Here ten requests go out
 // 1ms apart, then the schedule pauses for most of a second, and the sink stops the run after the
-// tenth; Scheduled counts the requests of each 5ms window for the measurement.
+// tenth; CountBefore counts the requests of each 5ms window for the measurement.
 func ExampleOpen() {
 	iv, err := NewIntervals(append(slices.Repeat([]time.Duration{time.Millisecond}, 9), 991*time.Millisecond))
 	if err != nil {
@@ -590,19 +443,113 @@ func ExampleOpen() {
 		return
 	}
 	sink := &stopSink{n: 10}
-	o := NewOpen(sleeper{}, sink, OpenOptions{Schedule: iv, MaxWorkers: 1, Window: 5 * time.Millisecond})
+	o := NewOpen(sleeper{}, sink, OpenOptions{Schedule: iv, MaxWorkers: 1})
 	sink.o = o
 	if err := o.Run(context.Background(), time.Now()); err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(iv, "sent:", o.Dispatched(), "workers:", o.Workers())
+	var from uint64
 	for k := range 2 {
-		n, final := o.Scheduled(k)
-		fmt.Printf("window %d: %d scheduled, final %t\n", k, n, final)
+		to := CountBefore(iv, time.Duration(k+1)*5*time.Millisecond, from)
+		fmt.Printf("window %d: requests %d..%d\n", k, from, to-1)
+		from = to
 	}
 	// Output:
 	// Intervals{10 gaps, cycle 1s, 10 req/s} sent: 10 workers: 1
-	// window 0: 5 scheduled, final true
-	// window 1: 5 scheduled, final true
+	// window 0: requests 0..4
+	// window 1: requests 5..9
+}
+
+// TestOpenEndNeverDrops: at the worker cap the pacer falls behind, but every request due before
+// the schedule's end is sent, late, and none after it: the generator's own limit delays
+// requests, it never drops them.
+func TestOpenEndNeverDrops(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(o *Open) // nil: OpenOptions.End
+	}{
+		{"End", nil},
+		{"StopAt", func(o *Open) { o.StopAt(20 * time.Millisecond) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &openLog{}
+			opts := OpenOptions{Schedule: Constant{Rate: 1000}, MaxWorkers: 1}
+			if tc.stop == nil {
+				opts.End = 20 * time.Millisecond
+			}
+			// One worker, 2ms per request, 1000 requests/s asked: the pacer is always behind.
+			o := NewOpen(sleeper{2 * time.Millisecond}, l, opts)
+			if tc.stop != nil {
+				tc.stop(o)
+				tc.stop(o)          // twice is fine
+				o.StopAt(time.Hour) // a later end is ignored
+			}
+			start := time.Now()
+			if err := recv(t, runOpen(context.Background(), o, start), "Run"); err != nil {
+				t.Fatal(err)
+			}
+			rs := l.all()
+			slices.SortFunc(rs, func(a, b Result) int { return int(a.Seq) - int(b.Seq) })
+			if len(rs) != 20 {
+				t.Fatalf("recorded %d; want the 20 requests due before 20ms, however late", len(rs))
+			}
+			checkSeqs(t, o, rs, start, Constant{Rate: 1000})
+			if late := rs[19].Sent.Sub(rs[19].Intended); late < 10*time.Millisecond {
+				t.Errorf("the last request went out %s late; one 2ms worker cannot keep up with 1000/s", late)
+			}
+			if !o.Paced() {
+				t.Error("Paced() = false after Run")
+			}
+		})
+	}
+}
+
+// TestOpenStopAtWakesPacer: a pacer waiting for a request due far ahead returns when StopAt
+// moves the end before it.
+func TestOpenStopAtWakesPacer(t *testing.T) {
+	c := &counter{}
+	o := NewOpen(c, &openLog{}, OpenOptions{Schedule: Constant{Rate: 0.001}, MaxWorkers: 1})
+	done := runOpen(context.Background(), o, time.Now())
+	deadline := time.Now().Add(10 * time.Second)
+	for o.Dispatched() < 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	o.StopAt(time.Second) // request 1 is due in 1000s
+	if err := recv(t, done, "Run"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.n.Load(); n != 1 {
+		t.Errorf("sent %d; want 1", n)
+	}
+}
+
+func TestCountBefore(t *testing.T) {
+	iv := mustIntervals(t, time.Millisecond, 3*time.Millisecond) // due at 0, 1, 4, 5, 8, 9, ...
+	for _, tc := range []struct {
+		s    Schedule
+		end  time.Duration
+		from uint64
+		want uint64
+	}{
+		{Constant{Rate: 1000}, 0, 0, 0},
+		{Constant{Rate: 1000}, time.Nanosecond, 0, 1},
+		{Constant{Rate: 1000}, 10 * time.Millisecond, 0, 10},
+		{Constant{Rate: 1000}, 10*time.Millisecond + 1, 3, 11},
+		{iv, 4 * time.Millisecond, 0, 2},
+		{iv, 4*time.Millisecond + 1, 2, 3},
+		{iv, 10 * time.Millisecond, 0, 6},
+		{&Poisson{Rate: 1000, Seed: 3}, 0, 0, 0},
+	} {
+		if got := CountBefore(tc.s, tc.end, tc.from); got != tc.want {
+			t.Errorf("CountBefore(%v, %s, %d) = %d; want %d", tc.s, tc.end, tc.from, got, tc.want)
+		}
+	}
+	// Poisson: the count agrees with a walk of Next.
+	p := &Poisson{Rate: 1000, Seed: 3}
+	n := CountBefore(p, time.Second, 0)
+	if p.Next(n-1) >= time.Second || p.Next(n) < time.Second {
+		t.Errorf("CountBefore(Poisson, 1s) = %d: Next(%d) = %s, Next(%d) = %s", n, n-1, p.Next(n-1), n, p.Next(n))
+	}
 }

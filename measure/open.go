@@ -36,6 +36,8 @@ const DelayThreshold = time.Millisecond
 type OpenRecorder struct {
 	start time.Time
 	width time.Duration
+	sched load.Schedule // nil: the censored requests' intended times are unknown
+	seen  *seenSet      // the requests recorded, by Seq (nil without sched)
 
 	shards    []openShard
 	collected atomic.Int64 // windows before this one are closed
@@ -60,6 +62,12 @@ type openShard struct {
 	// 2³². Only the worker writes it (under mu); Recorded reads it without the lock.
 	recorded [recordedRing]atomic.Uint64
 
+	// finished[k] counts the successes whose Done fell in window k, whichever window they were
+	// scheduled in (the server's output over time), and lastDone is the latest Done of a
+	// success. Written under mu.
+	finished []uint64
+	lastDone time.Time
+
 	_ [64]byte // keep the next shard's lock off this shard's last cache line
 }
 
@@ -81,11 +89,17 @@ type takenAcc struct {
 }
 
 // NewOpenRecorder returns an OpenRecorder for workers 0..maxWorkers-1 whose window k is
-// [start+k·width, start+(k+1)·width). start should be the start passed to load.Open.Run and
-// width its OpenOptions.Window, so that the recorder's windows are the ones load.Open.Scheduled
-// counts. width must be positive (one that is not is taken as a nanosecond).
-func NewOpenRecorder(maxWorkers int, start time.Time, width time.Duration) *OpenRecorder {
-	return &OpenRecorder{start: start, width: max(width, 1), shards: make([]openShard, min(max(maxWorkers, 1), maxOpenShards))}
+// [start+k·width, start+(k+1)·width). start should be the start passed to load.Open.Run, and
+// sched its schedule: with it, Collect knows which requests of a window never came back and how
+// old each one is (their Seq is their index in the schedule); with a nil sched it knows only how
+// many, and takes the window's end as their intended time (a looser lower bound). width must be
+// positive (one that is not is taken as a nanosecond).
+func NewOpenRecorder(maxWorkers int, start time.Time, width time.Duration, sched load.Schedule) *OpenRecorder {
+	r := &OpenRecorder{start: start, width: max(width, 1), sched: sched, shards: make([]openShard, min(max(maxWorkers, 1), maxOpenShards))}
+	if sched != nil {
+		r.seen = new(seenSet)
+	}
+	return r
 }
 
 // maxOpenShards bounds the shards: an open loop may start thousands of workers, and each shard
@@ -109,8 +123,14 @@ func (r *OpenRecorder) windowOf(t time.Time) int64 {
 // non-negative worker index is valid: workers share the shards.
 func (r *OpenRecorder) Record(worker int, res *load.Result) {
 	k := r.windowOf(res.Intended)
+	if r.seen != nil {
+		r.seen.add(res.Seq)
+	}
 	s := &r.shards[worker%len(r.shards)]
 	s.mu.Lock()
+	if res.Kind == load.OK && res.Err == nil {
+		s.finish(r.windowOf(res.Done), res.Done)
+	}
 	// Collect raises collected before it locks a shard: a Record that locks after Collect went
 	// through this shard sees the window closed, one that locked before was collected with it.
 	if k < r.collected.Load() {
@@ -128,6 +148,40 @@ func (r *OpenRecorder) Record(worker int, res *load.Result) {
 		slot.Store(tag<<32 | 1)
 	}
 	s.mu.Unlock()
+}
+
+// finish counts a success done at t, in window k. s.mu must be held.
+func (s *openShard) finish(k int64, t time.Time) {
+	if k < 0 {
+		return
+	}
+	if k >= int64(len(s.finished)) {
+		// Grows by doubling: a few allocations per level, none per request in steady state.
+		s.finished = append(s.finished, make([]uint64, max(int(k)+1, 2*len(s.finished))-len(s.finished))...)
+	}
+	s.finished[k]++
+	if t.After(s.lastDone) {
+		s.lastDone = t
+	}
+}
+
+// Finished returns how many successes completed from the start of window k on, whichever window
+// they were scheduled in, and when the latest of them completed (the zero time if none did):
+// what the server did from that window to now, for the throughput of a level whose requests
+// finish after its last window.
+func (r *OpenRecorder) Finished(k int) (n uint64, last time.Time) {
+	for i := range r.shards {
+		s := &r.shards[i]
+		s.mu.Lock()
+		for j := max(k, 0); j < len(s.finished); j++ {
+			n += s.finished[j]
+		}
+		if s.lastDone.After(last) {
+			last = s.lastDone
+		}
+		s.mu.Unlock()
+	}
+	return n, last
 }
 
 // accFor returns the shard's accumulator for window k, taking one from the free list (or making
@@ -207,15 +261,20 @@ func (r *OpenRecorder) Late() uint64 { return r.late.Load() }
 // all shards. The results of the earlier windows that were not collected are discarded (collect
 // every window to keep them), and from now on a result for any window up to k counts as Late.
 //
-// scheduled is the number of requests the schedule put in window k (load.Open.Scheduled, once
-// final). Those not recorded are reported as still in flight (Window.InFlight), each with a
-// latency of at least now − End (Window.InFlightMinAge; 0 if now is before the window's end).
-// Collecting a window a second time returns it empty, with Scheduled but nothing in flight: its
-// results went to the first Collect.
+// The schedule put n requests in window k, numbered first..first+n-1 (load.CountBefore). Those
+// not recorded by now are censored: still in flight, or never sent. Each is kept at its age,
+// now − its intended time, a lower bound of its latency: in the Latency histogram beside the
+// answered requests, in Censored, and counted in InFlight (InFlightMinAge is the smallest age).
+// Without a schedule (NewOpenRecorder's sched nil) which requests are missing is not known, and
+// each is kept at now − End. Collecting a window a second time returns it empty, with Scheduled
+// but nothing censored: its results went to the first Collect.
+//
+// Finished counts the successes done within the window's span, whichever window scheduled them:
+// its throughput is what the server did in it.
 //
 // All shards give up their accumulators first, and are merged after, outside their locks: the
 // workers wait for no merge. The returned Window owns its histograms.
-func (r *OpenRecorder) Collect(k int, scheduled uint64, now time.Time) Window {
+func (r *OpenRecorder) Collect(k int, first, n uint64, now time.Time) Window {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	kk := int64(k)
@@ -224,7 +283,8 @@ func (r *OpenRecorder) Collect(k int, scheduled uint64, now time.Time) Window {
 		End:       r.start.Add(time.Duration(kk+1) * r.width),
 		Latency:   newHistogram(),
 		Service:   newHistogram(),
-		Scheduled: scheduled,
+		Scheduled: n,
+		OpenLoop:  true,
 	}
 	again := kk < r.collected.Load()
 	if !again {
@@ -245,6 +305,9 @@ func (r *OpenRecorder) Collect(k int, scheduled uint64, now time.Time) Window {
 		}
 		clear(s.active[len(keep):])
 		s.active = keep
+		if kk < int64(len(s.finished)) {
+			w.Finished += s.finished[kk]
+		}
 		s.mu.Unlock()
 	}
 	for _, t := range taken {
@@ -261,11 +324,76 @@ func (r *OpenRecorder) Collect(k int, scheduled uint64, now time.Time) Window {
 	clear(taken)
 	r.taken = taken[:0]
 
-	if recorded := w.Count + w.ErrorCount(); !again && scheduled > recorded {
-		w.InFlight = scheduled - recorded
-		w.InFlightMinAge = max(now.Sub(w.End), 0)
+	if recorded := w.Count + w.ErrorCount(); !again && n > recorded {
+		w.Censored = newHistogram()
+		if r.seen != nil {
+			for i := first; i < first+n; i++ {
+				if !r.seen.has(i) {
+					w.censor(now.Sub(r.start.Add(r.sched.Next(i))))
+				}
+			}
+		} else {
+			for range n - recorded {
+				w.censor(now.Sub(w.End))
+			}
+		}
 	}
 	return w
+}
+
+// censor keeps a request that had not come back, age after its intended time, as a lower bound
+// of its latency.
+func (w *Window) censor(age time.Duration) {
+	age = max(age, 0)
+	if w.InFlight == 0 || age < w.InFlightMinAge {
+		w.InFlightMinAge = age
+	}
+	w.InFlight++
+	w.CensoredSum += age
+	us := int64(age / time.Microsecond)
+	if w.Latency.RecordValue(us) != nil {
+		w.OutOfRange++
+		return
+	}
+	_ = w.Censored.RecordValue(us) // the same range as Latency
+}
+
+// seenSet is a set of request numbers: one bit each, in chunks of 2¹⁶ made on first use, so that
+// memory follows the requests sent (8 KiB per 65,536). Workers add concurrently without a lock.
+// Numbers from 2³⁰ on are not kept (has reports them seen): a level of over a billion requests
+// loses only the exact ages of its censored requests beyond that.
+type seenSet struct {
+	chunks [seenChunks]atomic.Pointer[[seenChunkWords]uint64]
+}
+
+const (
+	seenChunkBits  = 16
+	seenChunkWords = 1 << seenChunkBits / 64
+	seenChunks     = 1 << (30 - seenChunkBits)
+)
+
+func (s *seenSet) add(i uint64) {
+	c := i >> seenChunkBits
+	if c >= seenChunks {
+		return
+	}
+	p := s.chunks[c].Load()
+	if p == nil {
+		p = new([seenChunkWords]uint64)
+		if !s.chunks[c].CompareAndSwap(nil, p) {
+			p = s.chunks[c].Load()
+		}
+	}
+	atomic.OrUint64(&p[(i>>6)%seenChunkWords], 1<<(i%64))
+}
+
+func (s *seenSet) has(i uint64) bool {
+	c := i >> seenChunkBits
+	if c >= seenChunks {
+		return true
+	}
+	p := s.chunks[c].Load()
+	return p != nil && atomic.LoadUint64(&p[(i>>6)%seenChunkWords])&(1<<(i%64)) != 0
 }
 
 // addOpenAcc adds one shard's accumulator to w, whose Latency and Service must be non-nil.

@@ -47,13 +47,23 @@ type Window struct {
 	// Delayed counts the recorded requests (successes and errors) sent more than DelayThreshold
 	// (1 ms, perf_analyzer's) after their intended time: the generator was behind its schedule.
 	Delayed uint64
+	// OpenLoop marks a window of OpenRecorder: Count counts the successes scheduled in it, and
+	// Finished those that completed within it.
+	OpenLoop bool
+	// Finished counts the successes that completed within [Start, End), whichever window
+	// scheduled them: what the server did in the window. Throughput reads it in open loop.
+	Finished uint64
 	// Scheduled is the number of requests the schedule put in the window. InFlight of them were
-	// not recorded when the window was collected: still in flight, or not even sent. Each of
-	// those has a latency of at least InFlightMinAge, the time from the window's end to the
-	// collection.
+	// not recorded when the window was collected: still in flight, or not even sent. They are
+	// censored: each is kept at its age at the collection (its latency is at least that), in
+	// Latency beside the answered requests and in Censored, and CensoredSum sums the ages;
+	// InFlightMinAge is the smallest. A percentile that falls among them is a lower bound
+	// (LowerBound).
 	Scheduled      uint64
 	InFlight       uint64
 	InFlightMinAge time.Duration
+	Censored       *hdrhistogram.Histogram
+	CensoredSum    time.Duration
 
 	// compacted holds the percentiles Compact kept, once it dropped the histograms.
 	compacted *compactedPercentiles
@@ -123,26 +133,75 @@ func (w Window) ErrorCount() uint64 {
 	return n
 }
 
-// Throughput is perf_analyzer's infer/sec: successes × batch / window seconds. It is 0 for a
-// window of no length.
+// Completed is the number of successes that completed within the window: Count in closed loop,
+// Finished in open loop.
+func (w Window) Completed() uint64 {
+	if w.OpenLoop {
+		return w.Finished
+	}
+	return w.Count
+}
+
+// Throughput is perf_analyzer's infer/sec: successes completed in the window × batch / window
+// seconds (Completed: in open loop what the server finished in the window, not what was
+// scheduled in it). It is 0 for a window of no length.
 func (w Window) Throughput(batch int) float64 {
 	d := w.Duration()
 	if d <= 0 {
 		return 0
 	}
-	return float64(w.Count) * float64(batch) / d.Seconds()
+	return float64(w.Completed()) * float64(batch) / d.Seconds()
 }
 
-// Mean is the mean latency of the successes, exact (LatencySum / Count); 0 with no successes.
-// A Window built by hand with a histogram but no LatencySum gets the histogram's mean.
+// Mean is the mean latency of the successes and the censored requests (at their ages, so a lower
+// bound when InFlight > 0), exact ((LatencySum + CensoredSum) / (Count + InFlight)); 0 with
+// neither. A Window built by hand with a histogram but no LatencySum gets the histogram's mean.
 func (w Window) Mean() time.Duration {
 	switch {
-	case w.Count == 0:
+	case w.Count == 0 && (w.InFlight == 0 || w.Censored == nil):
 		return 0
-	case w.LatencySum == 0 && w.Latency != nil:
+	case w.LatencySum == 0 && w.CensoredSum == 0 && w.Latency != nil:
 		return usToDuration(w.Latency.Mean())
 	}
-	return w.LatencySum / time.Duration(w.Count)
+	n := w.Count
+	if w.Censored != nil {
+		n += w.InFlight
+	}
+	return (w.LatencySum + w.CensoredSum) / time.Duration(n)
+}
+
+// LowerBound reports whether Percentile(p) is only a lower bound of the true percentile: it falls
+// among censored requests (kept at their ages, which their latencies exceed), so fewer answered
+// requests than the percentile's rank lie at or below it. It is false without censored requests
+// and for a compacted window that kept no flag for p.
+func (w Window) LowerBound(p float64) bool {
+	if w.compacted != nil {
+		return w.compacted.lowerBound[p]
+	}
+	if w.Censored == nil || w.Censored.TotalCount() == 0 || w.Latency == nil {
+		return false
+	}
+	total := w.Latency.TotalCount()
+	rank := int64(min(max(p, 0), 100)/100*float64(total) + 0.5) // ValueAtQuantile's rank
+	v := int64(w.Percentile(p) / time.Microsecond)
+	answered := countAtOrBelow(w.Latency, v) - countAtOrBelow(w.Censored, v)
+	return answered < max(rank, 1)
+}
+
+// MeanLowerBound reports whether Mean is only a lower bound: censored requests are in it.
+func (w Window) MeanLowerBound() bool { return w.Censored != nil && w.InFlight > 0 }
+
+// countAtOrBelow is how many of h's values are at or below v (to the histogram's precision: a
+// bucket counts whole when v lies in it).
+func countAtOrBelow(h *hdrhistogram.Histogram, v int64) int64 {
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From > v {
+			break
+		}
+		n += b.Count
+	}
+	return n
 }
 
 // Percentile returns the latency at percentile p, p in [0, 100] (clamped): the largest latency
@@ -246,8 +305,21 @@ func (m *Window) mergeOpen(w *Window) {
 	m.ServiceSum += w.ServiceSum
 	m.Delayed += w.Delayed
 	m.Scheduled += w.Scheduled
+	m.OpenLoop = m.OpenLoop || w.OpenLoop
+	m.Finished += w.Finished
+	if w.Censored != nil && w.InFlight > 0 {
+		if m.Censored == nil {
+			m.Censored = newHistogram()
+		}
+		m.Censored.Merge(w.Censored)
+		if m.InFlight == 0 || w.InFlightMinAge < m.InFlightMinAge {
+			m.InFlightMinAge = w.InFlightMinAge
+		}
+	} else {
+		m.InFlightMinAge = max(m.InFlightMinAge, w.InFlightMinAge)
+	}
 	m.InFlight += w.InFlight
-	m.InFlightMinAge = max(m.InFlightMinAge, w.InFlightMinAge)
+	m.CensoredSum += w.CensoredSum
 	if w.LastSent.After(m.LastSent) {
 		m.LastSent = w.LastSent
 	}
@@ -256,6 +328,7 @@ func (m *Window) mergeOpen(w *Window) {
 // compactedPercentiles are the latency and service-time percentiles a compacted window kept.
 type compactedPercentiles struct {
 	latency, service map[float64]time.Duration
+	lowerBound       map[float64]bool
 	stdDevUs         float64
 }
 
@@ -269,17 +342,20 @@ func (w *Window) Compact(ps ...float64) {
 	if w.compacted != nil {
 		return
 	}
-	c := &compactedPercentiles{latency: make(map[float64]time.Duration, len(ps)), stdDevUs: w.stdDevUs()}
+	c := &compactedPercentiles{latency: make(map[float64]time.Duration, len(ps)), lowerBound: map[float64]bool{}, stdDevUs: w.stdDevUs()}
 	if w.Service != nil {
 		c.service = make(map[float64]time.Duration, len(ps))
 	}
 	for _, p := range ps {
 		c.latency[p] = w.Percentile(p)
+		if w.LowerBound(p) {
+			c.lowerBound[p] = true
+		}
 		if w.Service != nil {
 			c.service[p] = w.ServicePercentile(p)
 		}
 	}
-	w.compacted, w.Latency, w.Service = c, nil, nil
+	w.compacted, w.Latency, w.Service, w.Censored = c, nil, nil, nil
 }
 
 // Compacted reports whether Compact dropped the window's histograms.

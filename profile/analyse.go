@@ -38,33 +38,29 @@ func loadOf(l *results.Level) float64 {
 	return float64(l.Concurrency)
 }
 
-// analyse finds the knee of the throughput curve and, with a latency budget, the operating point.
-func (r *Runner) analyse(s *results.Sweep) {
-	var pts []results.Level
-	for _, l := range s.StableLevels() {
-		if !l.Overloaded {
-			pts = append(pts, l)
-		}
-	}
+// analyse finds the knee of the throughput curve and, with a latency budget, the operating point,
+// over the levels the sweep reports (stable and under the threshold: the CSV's rows) only, and
+// says why in words drawn from the figures.
+func analyse(s *results.Sweep, b *Budget) {
+	pts := s.StableLevels()
 	sort.SliceStable(pts, func(i, j int) bool { return loadOf(&pts[i]) < loadOf(&pts[j]) })
 	if s.Mode == "request_rate" {
-		// In open loop every offered request is eventually served, so throughput follows the
-		// offered rate; the knee shows in the latency, which bends upward where the server stops
-		// keeping up. Every measured level counts, the ones over the threshold included.
-		var all []results.Level
-		for _, l := range s.Levels {
-			if len(l.Latency.Percentiles) > 0 && l.Requests > 0 {
-				all = append(all, l)
+		// In open loop the server's throughput follows the offered rate until it cannot; the
+		// knee shows in the latency, which bends upward where the server stops keeping up.
+		if i := LatencyKnee(pts); i >= 0 {
+			s.Knee = point(&pts[i], latencyKneeWhy(pts, i))
+		}
+	} else {
+		var closed []results.Level
+		for _, l := range pts {
+			if !l.Overloaded {
+				closed = append(closed, l)
 			}
 		}
-		sort.SliceStable(all, func(i, j int) bool { return loadOf(&all[i]) < loadOf(&all[j]) })
-		if i := LatencyKnee(all); i >= 0 {
-			s.Knee = point(&all[i], "latency starts to climb steeply beyond this rate: the server stops keeping up (Kneedle on p95)")
+		if i := Knee(closed); i >= 0 {
+			s.Knee = point(&closed[i], throughputKneeWhy(closed, i))
 		}
-	} else if i := Knee(pts); i >= 0 {
-		s.Knee = point(&pts[i], "throughput stops growing in proportion to load beyond here (Kneedle)")
 	}
-	b := r.cfg.Budget
 	if b == nil {
 		return
 	}
@@ -79,8 +75,49 @@ func (r *Runner) analyse(s *results.Sweep) {
 		s.Operating = point(&pts[best], fmt.Sprintf("highest throughput with %s latency %v within the budget %s",
 			budgetName(b.Percentile), latencyFor(&pts[best], b.Percentile), b.Limit))
 	} else {
-		s.OperatingNote = fmt.Sprintf("no stable level stays within the budget %s", b)
+		s.OperatingNote = fmt.Sprintf("no reported level stays within the budget %s", b)
 	}
+}
+
+// loadName names a level's load: "concurrency 4", "request rate 100".
+func loadName(l *results.Level) string {
+	if l.RequestRate > 0 {
+		return "request rate " + strconv.FormatFloat(l.RequestRate, 'g', 6, 64)
+	}
+	return fmt.Sprintf("concurrency %d", l.Concurrency)
+}
+
+// throughputKneeWhy says why level i is the knee of the throughput curve, with the figures:
+// what the load added before it and what it adds after it.
+func throughputKneeWhy(ls []results.Level, i int) string {
+	gain := func(a, b *results.Level) string {
+		return fmt.Sprintf("%+.0f%% throughput for %+.0f%% load", 100*(b.Throughput/a.Throughput-1), 100*(loadOf(b)/loadOf(a)-1))
+	}
+	why := "the throughput curve bends here (Kneedle)"
+	if i > 0 {
+		why += fmt.Sprintf(": up to it %s", gain(&ls[i-1], &ls[i]))
+	}
+	if i+1 < len(ls) {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		why += fmt.Sprintf("%sbeyond it %s (%s)", sep, gain(&ls[i], &ls[i+1]), loadName(&ls[i+1]))
+	}
+	return why
+}
+
+// latencyKneeWhy says why level i is the knee of the latency curve, with the p95 figures here
+// and at the next level.
+func latencyKneeWhy(ls []results.Level, i int) string {
+	p95 := func(l *results.Level) time.Duration {
+		return time.Duration(l.Latency.Percentiles["95"]) * time.Microsecond
+	}
+	why := fmt.Sprintf("the p95 latency curve bends upward here (Kneedle): p95 %v", p95(&ls[i]))
+	if i+1 < len(ls) {
+		why += fmt.Sprintf(", then %v at %s", p95(&ls[i+1]), loadName(&ls[i+1]))
+	}
+	return why
 }
 
 func budgetName(p float64) string {

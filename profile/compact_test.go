@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"io"
+	"reflect"
 	"testing"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 // stabilityWindow loses its histograms, and the level's record of each window is what it would
 // have been without compaction.
 func TestCompactOld(t *testing.T) {
-	r := New(Config{Percentile: 95, BatchSize: 1}, nil, nil)
+	s := &Session{cfg: Config{Percentile: 95, BatchSize: 1}, hooks: Hooks{Warn: io.Discard}}
 	rec := measure.NewRecorder(1)
 	t0 := time.Unix(1000, 0)
 	rec.Cut(t0)
@@ -26,7 +28,7 @@ func TestCompactOld(t *testing.T) {
 		w := rec.Cut(start.Add(time.Second))
 		full = append(full, w)
 		windows = append(windows, w)
-		r.compactOld(windows)
+		compactOld(windows, 95)
 	}
 	for i, w := range windows {
 		if want := i < len(windows)-stabilityWindow; w.Compacted() != want {
@@ -35,9 +37,10 @@ func TestCompactOld(t *testing.T) {
 	}
 	// full shares the last windows' histograms, and compaction only ever nils a copy's fields,
 	// so full still has every histogram.
-	got, want := r.level(0, windows, nil, nil, true, false), r.level(0, full, nil, nil, true, false)
+	stable := verdict{done: true, outcome: Stable}
+	got, want := s.level(Load{Concurrency: 1}, windows, nil, nil, stable, s.closedSourceless()), s.level(Load{Concurrency: 1}, full, nil, nil, stable, s.closedSourceless())
 	for i := range want.Windows {
-		if got.Windows[i] != want.Windows[i] {
+		if !reflect.DeepEqual(got.Windows[i], want.Windows[i]) {
 			t.Errorf("window %d's record: %+v; without compaction %+v", i, got.Windows[i], want.Windows[i])
 		}
 	}
@@ -45,3 +48,6 @@ func TestCompactOld(t *testing.T) {
 		t.Errorf("level figures differ: %+v vs %+v", got.Latency, want.Latency)
 	}
 }
+
+// closedSourceless is a closed loop with no pool, for summarising hand-made windows.
+func (s *Session) closedSourceless() source { return &closedLoop{s: s} }

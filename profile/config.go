@@ -177,6 +177,11 @@ type Config struct {
 	RequestTimeout time.Duration `json:"request_timeout,omitempty"`
 	// Verbose prints each window's figures as it ends (-v).
 	Verbose bool `json:"verbose,omitempty"`
+	// DrainTimeout bounds how long an open-loop level waits, after its schedule ended, for the
+	// requests still out (--drain-timeout); those that have not come back by then are kept at
+	// their ages, as lower bounds. 0 is the default: three times the level's schedule, at least
+	// five seconds, which lets a level offered up to four times the server's capacity finish.
+	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
 }
 
 // Validate checks the configuration and names every problem with its flag.
@@ -283,6 +288,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxThreads < 1 {
 		bad("--max-threads: must be > 0")
+	}
+	if c.DrainTimeout < 0 {
+		bad("--drain-timeout: must be > 0 milliseconds, or auto")
 	}
 	return errors.Join(errs...)
 }

@@ -10,7 +10,6 @@ import (
 	"inferperf/inputs"
 	"inferperf/kserve"
 	"inferperf/load"
-	"inferperf/measure"
 )
 
 // Exporter streams perf_analyzer's profile export (--profile-export-file) while the run goes;
@@ -23,74 +22,6 @@ type Exporter interface {
 	StartExperiment(mode string, value float64)
 	WindowEdge(t time.Time)
 	EndExperiment()
-}
-
-// sink is the sink a load engine records into: the recorder, teed into the export if any.
-func (r *Runner) sink(rec load.Sink) load.Sink {
-	if r.Export == nil {
-		return rec
-	}
-	return r.Export.Wrap(rec)
-}
-
-// edge marks a window boundary in the export.
-func (r *Runner) edge(t time.Time) {
-	if r.Export != nil {
-		r.Export.WindowEdge(t)
-	}
-}
-
-// experiment opens a level in the export: perf_analyzer's mode is "concurrency" in closed loop,
-// "request_rate" otherwise (0 for custom intervals, as for its fixed schedules).
-func (r *Runner) experiment(closed bool, v float64) func() {
-	if r.Export == nil {
-		return func() {}
-	}
-	switch {
-	case closed:
-		r.Export.StartExperiment("concurrency", v)
-	case len(r.cfg.Intervals) > 0:
-		r.Export.StartExperiment("request_rate", 0)
-	default:
-		r.Export.StartExperiment("request_rate", v)
-	}
-	return r.Export.EndExperiment
-}
-
-// progress reports a finished window to OnWindow.
-func (r *Runner) progress(level string, k int, windows []measure.Window) {
-	if r.OnWindow == nil {
-		return
-	}
-	r.OnWindow(level, k, r.trials(), r.windowSpread(windows))
-}
-
-// windowSpread is how far the last three windows are from stable, in percent, as the stability
-// rule measures: the larger of max/min-1 of their throughputs and of their stabilizing latencies.
-// It is NaN with fewer than three windows, +Inf when one had no success.
-func (r *Runner) windowSpread(ws []measure.Window) float64 {
-	if len(ws) < stabilityWindow {
-		return math.NaN()
-	}
-	rule := measure.StabilityRule{Percentile: r.cfg.Percentile}
-	lo := [2]float64{math.Inf(1), math.Inf(1)}
-	hi := [2]float64{math.Inf(-1), math.Inf(-1)}
-	for _, w := range ws[len(ws)-stabilityWindow:] {
-		if w.Count == 0 {
-			return math.Inf(1)
-		}
-		for i, x := range [2]float64{w.Throughput(1), rule.StabilizingLatency(w)} {
-			lo[i], hi[i] = min(lo[i], x), max(hi[i], x)
-		}
-	}
-	s := 0.0
-	for i := range lo {
-		if lo[i] <= 0 {
-			return math.Inf(1)
-		}
-		s = max(s, (hi[i]/lo[i]-1)*100)
-	}
-	return s
 }
 
 // inputsJSON encodes each step's inputs as perf_analyzer's request_inputs: name → value, a

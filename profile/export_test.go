@@ -32,16 +32,15 @@ func TestInputsJSON(t *testing.T) {
 }
 
 func TestWindowSpread(t *testing.T) {
-	r := New(Config{StabilityPercentage: 10}, nil, nil)
 	base := time.Unix(0, 0)
 	win := func(i int, n uint64) measure.Window {
 		w := measure.Window{Start: base.Add(time.Duration(i) * time.Second), End: base.Add(time.Duration(i+1) * time.Second), Count: n}
 		return w
 	}
-	if s := r.windowSpread([]measure.Window{win(0, 100), win(1, 100)}); !math.IsNaN(s) {
+	if s := windowSpread([]measure.Window{win(0, 100), win(1, 100)}, 0); !math.IsNaN(s) {
 		t.Errorf("spread of two windows = %g; want NaN", s)
 	}
-	if s := r.windowSpread([]measure.Window{win(0, 100), win(1, 0), win(2, 100)}); !math.IsInf(s, 1) {
+	if s := windowSpread([]measure.Window{win(0, 100), win(1, 0), win(2, 100)}, 0); !math.IsInf(s, 1) {
 		t.Errorf("spread with an empty window = %g; want +Inf", s)
 	}
 }

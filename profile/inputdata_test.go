@@ -44,7 +44,7 @@ func TestInputDataArrivesAsWritten(t *testing.T) {
 		if !c.binary {
 			inf, admin, url = jsonClient(t, s)
 		}
-		sweep, err := profile.New(echoConfig(c.protocol, url, "testdata/echo.json"), inf, admin).Run(context.Background())
+		sweep, err := profile.Run(context.Background(), echoConfig(c.protocol, url, "testdata/echo.json"), inf, admin, profile.Hooks{})
 		// The data is the point here, not the stability of the windows: an unstable level on a
 		// busy machine still checked every response it got.
 		if err != nil && !errors.Is(err, profile.ErrUnstable) {
@@ -67,7 +67,7 @@ func TestInputDataAgainstSimple(t *testing.T) {
 	inf, admin, url := clientFor(t, "grpc", s)
 	cfg := echoConfig("grpc", url, "testdata/simple.json")
 	cfg.Model = "simple"
-	sweep, err := profile.New(cfg, inf, admin).Run(context.Background())
+	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func jsonClient(t *testing.T, s *servertest.Server) (client.Inferer, client.Admi
 func TestValidationCatchesAWrongExpectation(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"echo": echoModel}})
 	inf, admin, url := clientFor(t, "grpc", s)
-	_, err := profile.New(echoConfig("grpc", url, "testdata/wrong.json"), inf, admin).Run(context.Background())
+	_, err := profile.Run(context.Background(), echoConfig("grpc", url, "testdata/wrong.json"), inf, admin, profile.Hooks{})
 	if err == nil || !strings.Contains(err.Error(), "mismatch") || !strings.Contains(err.Error(), "OUTPUT0") {
 		t.Errorf("Run error = %v; want every request counted as a mismatch naming OUTPUT0", err)
 	}
@@ -101,7 +101,7 @@ func TestMalformedInputDataStopsBeforeLoad(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"echo": echoModel}})
 	inf, admin, url := clientFor(t, "http", s)
 	cfg := echoConfig("http", url, "testdata/nosuch.json")
-	if _, err := profile.New(cfg, inf, admin).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "nosuch.json") {
+	if _, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{}); err == nil || !strings.Contains(err.Error(), "nosuch.json") {
 		t.Errorf("Run error = %v; want one naming the missing file", err)
 	}
 	st, _ := admin.Statistics(context.Background(), "echo", "")
@@ -117,7 +117,7 @@ func TestWarmupLeftOutOfEveryFigure(t *testing.T) {
 	inf, admin, url := clientFor(t, "http", s)
 	cfg := config("http", url, 2)
 	cfg.RequestCount, cfg.WarmupRequestCount = 20, 30
-	sweep, err := profile.New(cfg, inf, admin).Run(context.Background())
+	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,46 +3,52 @@ package profile
 import (
 	"fmt"
 	"sort"
-	"strconv"
 
 	"inferperf/load"
 	"inferperf/measure"
 	"inferperf/results"
+	"inferperf/scrape"
 	"inferperf/serverstats"
 )
 
 // stabilityWindow is how many of the last windows decide stability and are reported, as in
 // perf_analyzer.
-const stabilityWindow = 3
-
-// compactOld drops the histograms of the window that has just left the last stabilityWindow
-// windows, keeping the percentiles its record in the level needs (p50, p99 and the stabilizing
-// one): only the last windows are merged and compared, and a load stage held for minutes would
-// otherwise keep every window's histograms (~190 KB each, two in open loop) until it ends.
-func (r *Runner) compactOld(windows []measure.Window) {
-	if i := len(windows) - stabilityWindow - 1; i >= 0 {
-		windows[i].Compact(50, 99, r.cfg.Percentile)
-	}
-}
+const stabilityWindow = measure.StabilityWindows
 
 // level summarises a level: every window for the record, and the figures merged over the last
-// three windows (the ones that decided stability). snaps[i] is the server snapshot at the start of
-// window i (snaps[len(windows)] at the end of the last one, when it was taken).
-func (r *Runner) level(concurrency int, windows []measure.Window, snaps []serverstats.Snapshot, stats *serverstats.Source, stable, throughputOnly bool) *results.Level {
-	cfg := r.cfg
-	lvl := &results.Level{Concurrency: concurrency, Stable: stable, ThroughputOnly: throughputOnly}
+// three windows (the ones that decided). snaps[i] is the server snapshot at the start of window i;
+// the last snapshot is the level's end (after an open loop's drain). samples[i] are the metric
+// samples of window i.
+func (s *Session) level(ld Load, windows []measure.Window, snaps []serverstats.Snapshot, samples [][]scrape.Sample, v verdict, src source) *results.Level {
+	cfg := s.cfg
+	lvl := &results.Level{ThroughputOnly: v.throughputOnly, OverThreshold: v.outcome == OverThreshold}
+	switch v.outcome {
+	case Stable, OverThreshold:
+		lvl.Stable = v.done
+	case Fixed:
+		lvl.Stable = s.rules(ld).stability.Stable(windows)
+	}
+	if ld.open() {
+		lvl.RequestRate = ld.Rate
+	} else {
+		lvl.Concurrency = ld.Concurrency
+	}
 	for _, w := range windows {
-		lvl.Windows = append(lvl.Windows, results.Window{
-			Start: w.Start, End: w.End, Requests: w.Count, Errors: sumErrors(w),
+		rw := results.Window{
+			Start: w.Start, End: w.End, Requests: w.Count, Errors: w.ErrorCount(),
 			Throughput: w.Throughput(cfg.BatchSize), AvgUs: w.Mean().Microseconds(),
 			P50Us: w.Percentile(50).Microseconds(), P99Us: w.Percentile(99).Microseconds(),
-			StabilizingUs: r.stabilizing(w).Microseconds(),
-		})
-		if w.Scheduled > 0 {
-			rw := &lvl.Windows[len(lvl.Windows)-1]
+			LowerBound: w.LowerBound(50) || w.LowerBound(99),
+		}
+		if w.Count > 0 || w.InFlight > 0 {
+			us := stabilizing(w, cfg.Percentile).Microseconds()
+			rw.StabilizingUs = &us
+		}
+		if w.OpenLoop {
 			rw.Scheduled, rw.SendRate, rw.Backlog = w.Scheduled, w.SendRate(), w.InFlight
 			rw.OfferedRate = float64(w.Scheduled) / w.Duration().Seconds()
 		}
+		lvl.Windows = append(lvl.Windows, rw)
 	}
 	if len(windows) == 0 {
 		return lvl
@@ -54,7 +60,7 @@ func (r *Runner) level(concurrency int, windows []measure.Window, snaps []server
 	lvl.DurationSec = merged.Duration().Seconds()
 	lvl.Throughput = merged.Throughput(cfg.BatchSize)
 	ci := measure.ThroughputCI(last, cfg.BatchSize)
-	lvl.ThroughputCI = results.Interval{Mean: ci.Mean, Low: ci.Low, High: ci.High}
+	lvl.ThroughputCI = results.Interval{Mean: ci.Mean, Low: max(ci.Low, 0), High: ci.High}
 	for k := range load.NumKinds {
 		if n := merged.Errors[k]; n > 0 {
 			if lvl.Errors == nil {
@@ -66,26 +72,7 @@ func (r *Runner) level(concurrency int, windows []measure.Window, snaps []server
 			}
 		}
 	}
-	lat := results.Latency{
-		AvgUs: merged.Mean().Microseconds(), StdUs: merged.StdDev().Microseconds(),
-		Percentiles: map[string]int64{}, OutOfRange: merged.OutOfRange,
-	}
-	if merged.Count > 0 {
-		lat.MinUs, lat.MaxUs = merged.Latency.Min(), merged.Latency.Max()
-	}
-	for _, p := range percentiles(cfg.Percentile) {
-		lat.Percentiles[fmtPercentile(p)] = merged.Percentile(p).Microseconds()
-		if merged.Count > 0 {
-			if lat.PercentileCIs == nil {
-				lat.PercentileCIs = map[string]results.Interval{}
-			}
-			ci := measure.PercentileCI(merged, p)
-			lat.PercentileCIs[fmtPercentile(p)] = results.Interval{Mean: ci.Mean, Low: ci.Low, High: ci.High}
-		}
-	}
-	lci := measure.LatencyCI(merged)
-	lat.AvgCI = results.Interval{Mean: lci.Mean, Low: lci.Low, High: lci.High}
-	lvl.Latency = lat
+	lvl.Latency = latencyOf(merged, cfg.Percentile)
 	if merged.Count > 0 {
 		n := int64(merged.Count)
 		lvl.Client = results.ClientBreakdown{
@@ -94,26 +81,76 @@ func (r *Runner) level(concurrency int, windows []measure.Window, snaps []server
 		}
 		lvl.Client.RequestUs = (merged.SendSum + merged.WaitSum + merged.RecvSum).Microseconds() / n
 	}
-	r.levelMetrics(lvl)
+	levelMetrics(lvl, samples)
 	// The server snapshots bracket the merged windows: contiguous windows make the delta from the
 	// start of the first to the end of the last the sum of their deltas.
-	if stats != nil && len(snaps) > len(windows) {
-		top, comp, err := stats.Breakdown(snaps[from], snaps[len(windows)])
+	if s.stats != nil && len(snaps) > len(windows) && from < len(snaps) {
+		top, comp, err := s.stats.Breakdown(snaps[from], snaps[len(snaps)-1])
 		if err != nil {
-			fmt.Fprintf(r.Warn, "Warning: %v\n", err)
+			fmt.Fprintf(s.hooks.Warn, "Warning: %v\n", err)
 		} else {
 			lvl.Server, lvl.Composing = top, comp
 		}
 	}
+	src.annotate(lvl, windows, from)
 	return lvl
 }
 
-func sumErrors(w measure.Window) uint64 {
-	var n uint64
-	for _, e := range w.Errors {
-		n += e
+// latencyOf is a window's latency distribution as results report it: the percentiles with their
+// confidence intervals, and which of them are only lower bounds.
+func latencyOf(w measure.Window, percentile float64) results.Latency {
+	lat := results.Latency{
+		AvgUs: w.Mean().Microseconds(), StdUs: w.StdDev().Microseconds(),
+		Percentiles: map[string]int64{}, OutOfRange: w.OutOfRange, AvgLowerBound: w.MeanLowerBound(),
 	}
-	return n
+	if w.Count > 0 {
+		lat.MinUs, lat.MaxUs = w.Min.Microseconds(), w.Max.Microseconds()
+	}
+	if w.InFlight > 0 && w.Latency != nil {
+		lat.MaxUs = max(lat.MaxUs, w.Latency.Max())
+	}
+	for _, p := range percentiles(percentile) {
+		key := results.PercentileKey(p)
+		lat.Percentiles[key] = w.Percentile(p).Microseconds()
+		if w.LowerBound(p) {
+			if lat.LowerBounds == nil {
+				lat.LowerBounds = map[string]bool{}
+			}
+			lat.LowerBounds[key] = true
+		}
+		if w.Count > 0 {
+			if lat.PercentileCIs == nil {
+				lat.PercentileCIs = map[string]results.Interval{}
+			}
+			ci := measure.PercentileCI(w, p)
+			lat.PercentileCIs[key] = results.Interval{Mean: ci.Mean, Low: max(ci.Low, 0), High: ci.High}
+		}
+	}
+	lci := measure.LatencyCI(w)
+	lat.AvgCI = results.Interval{Mean: lci.Mean, Low: max(lci.Low, 0), High: lci.High}
+	return lat
+}
+
+// levelMetrics aggregates the metric samples of the last windows as perf_analyzer does:
+// utilization and power averaged, memory used the largest, memory total the first seen, per GPU.
+func levelMetrics(lvl *results.Level, samples [][]scrape.Sample) {
+	if len(samples) == 0 {
+		return
+	}
+	var flat []scrape.Sample
+	for _, ss := range samples[max(0, len(samples)-stabilityWindow):] {
+		flat = append(flat, ss...)
+	}
+	if len(flat) == 0 {
+		return
+	}
+	gpus, cpu := scrape.Aggregate(flat)
+	for _, g := range gpus {
+		lvl.GPUs = append(lvl.GPUs, results.GPU(g))
+	}
+	if cpu != nil {
+		lvl.CPU = (*results.CPU)(cpu)
+	}
 }
 
 // percentiles are the reported percentiles: 50, 90, 95, 99, 99.9 and the --percentile, sorted.
@@ -129,4 +166,4 @@ func percentiles(extra float64) []float64 {
 }
 
 // fmtPercentile is the key of a percentile in results: "50", "99.9".
-func fmtPercentile(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
+func fmtPercentile(p float64) string { return results.PercentileKey(p) }

@@ -57,8 +57,7 @@ func run(t *testing.T, protocol string, conc uint64) *results.Level {
 	t.Helper()
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay10": delayModel}})
 	inf, admin, url := clientFor(t, protocol, s)
-	r := profile.New(config(protocol, url, conc), inf, admin)
-	sweep, err := r.Run(context.Background())
+	sweep, err := profile.Run(context.Background(), config(protocol, url, conc), inf, admin, profile.Hooks{})
 	if err != nil {
 		t.Fatalf("%s concurrency %d: Run error %v", protocol, conc, err)
 	}
@@ -128,9 +127,9 @@ func TestSweepLevelsAndSummaryOrder(t *testing.T) {
 	cfg.Concurrency = profile.Range{Start: 1, End: 3, Step: 2}
 	cfg.MeasurementMode, cfg.MeasurementRequestCount = profile.CountWindows, 20
 	var seen []int
-	r := profile.New(cfg, inf, admin)
-	r.OnLevel = func(_ *results.Sweep, l *results.Level) { seen = append(seen, l.Concurrency) }
-	sweep, err := r.Run(context.Background())
+	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{
+		OnLevel: func(_ *results.Sweep, l *results.Level) { seen = append(seen, l.Concurrency) },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func TestModelNotFound(t *testing.T) {
 	inf, admin, url := clientFor(t, "http", s)
 	cfg := config("http", url, 1)
 	cfg.Model = "nosuch"
-	sweep, err := profile.New(cfg, inf, admin).Run(context.Background())
+	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{})
 	if err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("Run error = %v; want one naming the model", err)
 	}
@@ -167,7 +166,7 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	cfg.StabilityPercentage = 0 // never stable: the run lasts until interrupted
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	sweep, err := profile.New(cfg, inf, admin).Run(ctx)
+	sweep, err := profile.Run(ctx, cfg, inf, admin, profile.Hooks{})
 	if err != profile.ErrInterrupted || sweep.StopReason != results.Interrupted {
 		t.Fatalf("Run = %v, %q; want ErrInterrupted", err, sweep.StopReason)
 	}
@@ -220,7 +219,7 @@ func TestInterruptDuringStatisticsRead(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			a := &interruptingAdmin{Admin: admin, n: tc.read, cancel: cancel}
-			sweep, err := profile.New(cfg, inf, a).Run(ctx)
+			sweep, err := profile.Run(ctx, cfg, inf, a, profile.Hooks{})
 			if err != profile.ErrInterrupted || sweep.StopReason != results.Interrupted {
 				t.Fatalf("Run = %v, %q; want ErrInterrupted", err, sweep.StopReason)
 			}

@@ -35,7 +35,7 @@ func runRate(t *testing.T, cfg profile.Config) *results.Sweep {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay20": delay20}})
 	inf, admin, url := clientFor(t, "grpc", s)
 	cfg.URL = url
-	sweep, err := profile.New(cfg, inf, admin).Run(context.Background())
+	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{})
 	if err != nil && err != profile.ErrUnstable {
 		t.Fatalf("Run: %v", err)
 	}
@@ -148,7 +148,7 @@ func runRate2(t *testing.T, cfg profile.Config) *results.Sweep {
 	s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay20": delay20}})
 	inf, admin, url := clientFor(t, "grpc", s)
 	cfg.URL = url
-	sweep, err := profile.New(cfg, inf, admin).Run(context.Background())
+	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"inferperf/client"
-	"inferperf/inputs"
 	"inferperf/kserve"
 	"inferperf/load"
 )
@@ -24,12 +23,12 @@ type payload struct {
 }
 
 // prepare encodes every request of the input data once.
-func (r *Runner) prepare(m *Model, data *inputs.Data) (*payload, error) {
+func (s *Session) prepare() (*payload, error) {
 	p := &payload{}
-	steps := data.Steps()
+	steps := s.data.Steps()
 	validate := false
 	for _, st := range steps {
-		prep, err := r.inf.Prepare(st.Request(m.Model))
+		prep, err := s.inf.Prepare(st.Request(s.model.Model))
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,14 @@ import (
 // prints throughputs.
 func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
+// bound prints a latency in microseconds, "≥ N" when it is only a lower bound.
+func bound(us int64, lowerBound bool) string {
+	if lowerBound {
+		return "≥ " + strconv.FormatInt(us, 10)
+	}
+	return strconv.FormatInt(us, 10)
+}
+
 // percentileKeys returns the sweep's reported percentiles in ascending order.
 func percentileKeys(l *results.Level) []string {
 	keys := make([]string, 0, len(l.Latency.Percentiles))
@@ -45,10 +53,10 @@ func Level(w io.Writer, s *results.Sweep, l *results.Level, verbose bool) error 
 		writeOpen(&b, l, o)
 	}
 	if s.Percentile == 0 {
-		fmt.Fprintf(&b, "    Avg latency: %d usec (standard deviation %d usec)\n", l.Latency.AvgUs, l.Latency.StdUs)
+		fmt.Fprintf(&b, "    Avg latency: %s usec (standard deviation %d usec)\n", bound(l.Latency.AvgUs, l.Latency.AvgLowerBound), l.Latency.StdUs)
 	}
 	for _, k := range percentileKeys(l) {
-		fmt.Fprintf(&b, "    p%s latency: %d usec\n", k, l.Latency.Percentiles[k])
+		fmt.Fprintf(&b, "    p%s latency: %s usec\n", k, bound(l.Latency.Percentiles[k], l.Latency.LowerBounds[k]))
 	}
 	if o := l.Open; o != nil {
 		var parts []string
@@ -186,14 +194,14 @@ func Summary(w io.Writer, s *results.Sweep) error {
 	fmt.Fprintf(&b, "Inferences/Second vs. Client %s Batch Latency\n", what)
 	for i := range levels {
 		l := &levels[i]
-		lat := l.Latency.AvgUs
+		lat := bound(l.Latency.AvgUs, l.Latency.AvgLowerBound)
 		if key != "" {
-			lat = l.Latency.Percentiles[key]
+			lat = bound(l.Latency.Percentiles[key], l.Latency.LowerBounds[key])
 		}
 		if l.RequestRate > 0 {
-			fmt.Fprintf(&b, "Request Rate: %s, throughput: %s infer/sec, latency %d usec\n", num(l.RequestRate), num(l.Throughput), lat)
+			fmt.Fprintf(&b, "Request Rate: %s, throughput: %s infer/sec, latency %s usec\n", num(l.RequestRate), num(l.Throughput), lat)
 		} else {
-			fmt.Fprintf(&b, "Concurrency: %d, throughput: %s infer/sec, latency %d usec\n", l.Concurrency, num(l.Throughput), lat)
+			fmt.Fprintf(&b, "Concurrency: %d, throughput: %s infer/sec, latency %s usec\n", l.Concurrency, num(l.Throughput), lat)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -222,7 +230,7 @@ func writeOpen(b *strings.Builder, l *results.Level, o *results.OpenLoop) {
 			strconv.FormatFloat(o.DelayedFraction*100, 'f', 2, 64))
 	}
 	if o.InFlight > 0 {
-		fmt.Fprintf(b, "    Still in flight when their window closed: %d requests, each at least %d usec old\n", o.InFlight, o.InFlightMinAgeUs)
+		fmt.Fprintf(b, "    Never came back (in flight or unsent when the level ended): %d requests, each at least %d usec old; latencies marked ≥ are lower bounds (a longer --drain-timeout waits for them)\n", o.InFlight, o.InFlightMinAgeUs)
 	}
 	if l.Overloaded {
 		fmt.Fprintf(b, "    [OVERLOADED] latency from the intended send times rose window over window: the server does not keep up with %s infer/sec\n", num(o.OfferedRate))

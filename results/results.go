@@ -5,6 +5,7 @@ package results
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -134,8 +135,9 @@ type OpenLoop struct {
 	Scheduled uint64 `json:"scheduled"`
 	// DelayedFraction is the share of requests sent more than 1 ms after their intended time.
 	DelayedFraction float64 `json:"delayed_fraction"`
-	// InFlight counts requests of the merged windows still unanswered when their window closed;
-	// their latency is at least InFlightMinAgeUs.
+	// InFlight counts requests of the merged windows that never came back (still in flight, or
+	// never sent, when the level ended, after its drain): censored, each kept at its age, and
+	// every one of their latencies is at least InFlightMinAgeUs.
 	InFlight         uint64 `json:"in_flight,omitempty"`
 	InFlightMinAgeUs int64  `json:"in_flight_min_age_us,omitempty"`
 	// Late counts responses that came after their window closed (they were counted in flight).
@@ -169,6 +171,23 @@ type Latency struct {
 	PercentileCIs map[string]Interval `json:"percentile_cis,omitempty"`
 	// OutOfRange counts latencies the histogram could not hold (above an hour).
 	OutOfRange int64 `json:"out_of_range,omitempty"`
+	// LowerBounds marks, by the keys of Percentiles, the percentiles that are only lower bounds:
+	// in open loop, requests that never came back (still in flight or never sent when the level
+	// ended) are kept at their ages, which their latencies exceed, and a percentile that falls
+	// among them is at least the value shown. AvgLowerBound says the same of the average.
+	LowerBounds   map[string]bool `json:"lower_bounds,omitempty"`
+	AvgLowerBound bool            `json:"avg_lower_bound,omitempty"`
+}
+
+// PercentileKey is the key of percentile p in Latency.Percentiles: "50", "99.9".
+func PercentileKey(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
+
+// At returns percentile p in microseconds, whether it was reported, and whether it is only a
+// lower bound.
+func (l Latency) At(p float64) (us int64, ok, lowerBound bool) {
+	k := PercentileKey(p)
+	us, ok = l.Percentiles[k]
+	return us, ok, l.LowerBounds[k]
 }
 
 // ClientBreakdown is the client side of a request, averaged over successes, in microseconds.
@@ -244,10 +263,16 @@ type Window struct {
 	AvgUs      int64     `json:"avg_us"`
 	P50Us      int64     `json:"p50_us"`
 	P99Us      int64     `json:"p99_us"`
-	// StabilizingUs is the latency the stability rule compared (average or --percentile).
-	StabilizingUs int64 `json:"stabilizing_us"`
+	// StabilizingUs is the latency the stability rule compared (average or --percentile); null
+	// for a window with no latency to compare (nothing came back).
+	StabilizingUs *int64 `json:"stabilizing_us"`
+	// LowerBound: some of the window's requests never came back, and its latencies are lower
+	// bounds where they fall among them (see Latency.LowerBounds).
+	LowerBound bool `json:"lower_bound,omitempty"`
 	// Open loop: the requests the schedule put in the window, the rate it offered, the rate the
-	// generator sent them at, and the backlog (requests still unanswered) when it was collected.
+	// generator sent them at, and the backlog (requests that never came back: censored, kept at
+	// their ages) when it was collected. Requests counts the window's answered requests, and
+	// Throughput what the server completed within the window's span, whichever window scheduled it.
 	Scheduled   uint64  `json:"scheduled,omitempty"`
 	OfferedRate float64 `json:"offered_rate,omitempty"`
 	SendRate    float64 `json:"send_rate,omitempty"`

@@ -69,6 +69,9 @@ type Tuner struct {
 	inf   client.Inferer
 	admin client.Admin
 	out   io.Writer
+	// sess measures every level of the run: the model, its inputs and the clients are set up
+	// once, and each configuration is measured by the profiler's own engine.
+	sess *profile.Session
 }
 
 // New returns a Tuner; inf and admin speak the template's protocol.
@@ -106,17 +109,15 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 	res = &Result{Schema: results.TuningSchemaVersion, Kind: results.TuningKind, Tool: "inferperf", Started: time.Now(),
 		URL: o.Profile.URL, Protocol: o.Profile.Protocol, Model: o.Model, Budget: o.Budget.String()}
 	defer func() { res.Finished = time.Now() }()
-	if o.Metrics != nil {
-		defer func() {
-			for _, w := range o.Metrics.Warnings() {
-				fmt.Fprintln(t.out, "WARNING:", w)
-			}
-		}()
-	}
 	mc, err := t.admin.ModelConfig(ctx, o.Model, "")
 	if err != nil {
 		return res, fmt.Errorf("reading the configuration of model '%s': %w", o.Model, err)
 	}
+	closeSession, err := t.openSession(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer closeSession()
 	res.BaseConfigJSON, res.BestConfigJSON, res.FinalConfigJSON = mc.JSON, mc.JSON, mc.JSON
 	base, err := KnobsOf(mc.JSON)
 	if err != nil {
@@ -308,37 +309,49 @@ func (t *Tuner) latency(l *results.Level) time.Duration {
 	return time.Duration(us) * time.Microsecond
 }
 
-// level measures one concurrency with the loaded configuration: until the windows are stable
-// (fixed = 0), or exactly fixed windows.
-func (t *Tuner) level(ctx context.Context, c, fixed int) (*results.Level, error) {
+// openSession sets up the session every level is measured on; the returned function closes it.
+// The session's scraper warnings go to the step log when it closes.
+func (t *Tuner) openSession(ctx context.Context) (func(), error) {
+	s, err := profile.NewSession(ctx, t.sessionConfig(), t.inf, t.admin, profile.Hooks{Warn: t.out, Metrics: t.opts.Metrics})
+	if err != nil {
+		return nil, err
+	}
+	t.sess = s
+	return func() { s.Close(); t.sess = nil }, nil
+}
+
+// sessionConfig is the measurement template as the tuner measures with it: one concurrency at a
+// time up to MaxConcurrency, summarised by the budget's percentile, with no threshold or search
+// of the profiler's own.
+func (t *Tuner) sessionConfig() profile.Config {
 	cfg := t.opts.Profile
 	cfg.Model = t.opts.Model
-	cfg.Concurrency = profile.Range{Start: uint64(c), End: uint64(c), Step: 1}
+	cfg.Concurrency = profile.Range{Start: 1, End: uint64(t.opts.MaxConcurrency), Step: 1}
 	cfg.Percentile = t.opts.Budget.Percentile
 	cfg.Budget, cfg.LatencyThreshold, cfg.BinarySearch = nil, 0, false
 	cfg.RequestRate, cfg.Intervals, cfg.Stages = profile.RateRange{}, nil, nil
-	if cfg.MaxThreads < c {
-		cfg.MaxThreads = c
-	}
-	if fixed > 0 {
-		// No stability rule can pass at 0%, so the level runs all fixed windows and ends
-		// "unstable", which level accepts below: the windows are what is wanted.
-		cfg.MaxTrials, cfg.StabilityPercentage = fixed, 0
-	}
-	r := profile.New(cfg, t.inf, t.admin)
-	r.Metrics = t.opts.Metrics
-	sweep, err := r.Run(ctx)
-	var lvl *results.Level
-	if sweep != nil && len(sweep.Levels) > 0 {
-		lvl = &sweep.Levels[len(sweep.Levels)-1]
-	}
-	switch {
-	case err == nil, errors.Is(err, profile.ErrUnstable) && lvl != nil && len(lvl.Windows) > 0 && ctx.Err() == nil:
+	cfg.RequestCount, cfg.WarmupRequestCount = 0, 0
+	cfg.MaxThreads = max(cfg.MaxThreads, t.opts.MaxConcurrency)
+	return cfg
+}
+
+// level measures one concurrency with the loaded configuration: until the windows are stable
+// (fixed = 0), or exactly fixed windows.
+func (t *Tuner) level(ctx context.Context, c, fixed int) (*results.Level, error) {
+	lvl, out, err := t.sess.Measure(ctx, profile.Load{Concurrency: c, Windows: fixed})
+	switch out {
+	case profile.Stable, profile.Fixed, profile.Unstable, profile.OverThreshold:
 		// An unstable level still has its windows: the sample's spread shows in the test.
-		return lvl, nil
-	case errors.Is(err, profile.ErrNoRequests) && ctx.Err() == nil:
+		if lvl != nil && len(lvl.Windows) > 0 {
+			return lvl, nil
+		}
+		return nil, nil
+	case profile.NoRequests:
 		return nil, nil // nothing completed in a window: far over any budget
-	case ctx.Err() != nil:
+	case profile.Interrupted:
+		return nil, ctx.Err()
+	}
+	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	return nil, err

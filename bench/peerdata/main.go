@@ -61,7 +61,7 @@ func run(httpAddr, grpcAddr, model, dir string) error {
 		return err
 	}
 	defer admin.Close()
-	m, err := profile.New(profile.Config{Model: model, Protocol: "http"}, admin, admin).Inspect(ctx)
+	m, err := profile.Inspect(ctx, admin, profile.Config{Model: model, Protocol: "http"})
 	if err != nil {
 		return fmt.Errorf("reading model %q: %w", model, err)
 	}

@@ -104,7 +104,7 @@ func run(proto, addr, model string, concurrency uint64, window time.Duration, js
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
 	}
-	sweep, runErr := profile.New(cfg, c, c).Run(context.Background())
+	sweep, runErr := profile.Run(context.Background(), cfg, c, c, profile.Hooks{})
 	pprof.StopCPUProfile()
 	if runErr != nil {
 		return runErr

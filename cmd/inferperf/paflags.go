@@ -398,6 +398,18 @@ func (f *profileFlags) options() []opt {
 		{long: "report", arg: true, set: str(&f.reportFile)},
 		{long: "results", arg: true, set: str(&f.jsonFile)}, // the name issue 6 gives --json
 		{long: "request-timeout", arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
+		{long: "drain-timeout", arg: true, set: func(v string) error {
+			if strings.EqualFold(v, "auto") {
+				c.DrainTimeout = 0
+				return nil
+			}
+			n, err := parseUint("--drain-timeout", v)
+			if err == nil && n == 0 {
+				return usageErrorf("--drain-timeout must be a positive number of milliseconds, or auto")
+			}
+			c.DrainTimeout = time.Duration(n) * time.Millisecond
+			return err
+		}},
 		{long: "grpc-connections", arg: true, set: func(v string) error {
 			n, err := parseUint("--grpc-connections", v)
 			if err == nil && n == 0 {

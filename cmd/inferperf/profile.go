@@ -134,25 +134,24 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer admin.Close()
 	}
 
-	runner := profile.New(cfg, inf, admin)
-	runner.Out, runner.Warn = stdout, stderr
+	hooks := profile.Hooks{Out: stdout, Warn: stderr}
 	if f.collectMetrics {
-		runner.Metrics = scrape.New(scrapeURL(f.metricsURL, metricsAddr, cfg.URL), f.metricsInterval, nil)
+		hooks.Metrics = scrape.New(scrapeURL(f.metricsURL, metricsAddr, cfg.URL), f.metricsInterval, nil)
 	}
 	prog := newProgress(stderr, cfg.StabilityPercentage)
 	if prog.on {
-		runner.OnWindow = prog.window
-		runner.Out, runner.Warn = clearing{prog, stdout}, clearing{prog, stderr}
+		hooks.OnWindow = prog.window
+		hooks.Out, hooks.Warn = clearing{prog, stdout}, clearing{prog, stderr}
 	}
-	runner.OnLevel = func(s *results.Sweep, l *results.Level) {
+	hooks.OnLevel = func(s *results.Sweep, l *results.Level) {
 		prog.clear()
 		report.Level(stdout, s, l, f.verbosity > 0)
 		fmt.Fprintln(stdout)
 	}
 	if exp != nil {
-		runner.Export = exp
+		hooks.Export = exp
 	}
-	sweep, runErr := runner.Run(ctx)
+	sweep, runErr := profile.Run(ctx, cfg, inf, admin, hooks)
 	prog.clear()
 	if exp != nil {
 		if err := exp.Close(); err != nil && runErr == nil {

@@ -45,6 +45,10 @@ Load
   --request-rate-limit <r>        cap a concurrency sweep at r requests/s (closed loop and rate together)
   --load-stages <file>            a load shape instead of a sweep: lines "concurrency N 30s" or
                                   "rate R 10s", each held for its duration (ramps, spikes)
+  --drain-timeout <ms>|auto       after a rate level's schedule ends, wait this long for the
+                                  requests still out (default auto: 3x the level's schedule, at
+                                  least 5 s); those not back by then are kept at their age, and
+                                  the percentiles they reach are printed as lower bounds (≥)
   --binary-search                 bisect between start and end for the highest load under -l
   --latency-budget p95:50ms       name the highest-throughput level within the budget
   --max-threads <n>               concurrency mode: gRPC channels are ceil(n/6), and in sync

@@ -51,7 +51,7 @@ func sweepFixture() *results.Sweep {
 		for w := range 3 {
 			ws := started.Add(time.Duration(i*3+w) * 5 * time.Second)
 			l.Windows = append(l.Windows, results.Window{Start: ws, End: ws.Add(5 * time.Second), Requests: l.Requests / 3,
-				Throughput: thr[i], AvgUs: avg, P50Us: avg * 95 / 100, P99Us: avg * 165 / 100, StabilizingUs: avg})
+				Throughput: thr[i], AvgUs: avg, P50Us: avg * 95 / 100, P99Us: avg * 165 / 100, StabilizingUs: &avg})
 		}
 		s.Levels = append(s.Levels, l)
 	}
