@@ -9,6 +9,8 @@ import (
 
 	"inferperf/kserve"
 	"inferperf/server/models"
+	"inferperf/server/scheduler"
+	"inferperf/server/trace"
 )
 
 // Infer runs one inference request: it validates the request against the model, queues it in the
@@ -16,6 +18,16 @@ import (
 // Validation failures are answered at once and counted nowhere, as in Triton; failures after
 // queueing are counted as failed requests in the model's statistics.
 func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.InferResponse, error) {
+	return s.InferTraced(ctx, req, nil)
+}
+
+// InferTraced is Infer that stamps tr, the request's trace (nil: not traced), with the core's
+// timestamps: REQUEST_START, QUEUE_START, the compute timestamps of the batch that carried the
+// request, REQUEST_END. They are the instants the model's statistics are computed from
+// (REQUEST_END − REQUEST_START is the request's success or fail duration, COMPUTE_START −
+// QUEUE_START its queue time, and so on), so a trace and the statistics agree to the nanosecond.
+// A request refused before it reached the scheduler gets REQUEST_START and REQUEST_END only.
+func (s *Server) InferTraced(ctx context.Context, req *kserve.InferRequest, tr *trace.Active) (*kserve.InferResponse, error) {
 	received := models.Now()
 	if s.closing.Load() {
 		return nil, kserve.Errorf(kserve.Unavailable, "Server is stopping")
@@ -26,11 +38,24 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 	}
 	c := new(call)
 	mreq := &c.req
+	var tm *scheduler.Timing
+	if tr != nil {
+		tr.Identify(v.name, v.number, req.ID)
+		tm = new(scheduler.Timing)
+	}
 	timeout, err := v.validate(req, mreq)
 	if err != nil {
+		if tr != nil {
+			tr.RecordTime(trace.RequestStart, received)
+			tr.Mark(trace.RequestEnd)
+		}
 		return nil, withID(req.ID, err)
 	}
-	if err := v.sched.Infer(ctx, mreq, received, timeout); err != nil {
+	err = v.sched.InferTimed(ctx, mreq, received, timeout, tm)
+	if tr != nil {
+		stampCore(tr, received, tm)
+	}
+	if err != nil {
 		return nil, withID(req.ID, err)
 	}
 	resp := &c.resp
@@ -51,6 +76,24 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 		}
 	}
 	return resp, nil
+}
+
+// stampCore records the core's timestamps of a request from the scheduler's instants.
+func stampCore(tr *trace.Active, received time.Time, tm *scheduler.Timing) {
+	if tm.Start.IsZero() {
+		tm.Start = received // refused before it was queued
+	}
+	tr.RecordTime(trace.RequestStart, tm.Start)
+	tr.RecordTime(trace.QueueStart, tm.Queued)
+	tr.RecordTime(trace.ComputeStart, tm.ComputeStart)
+	tr.RecordTime(trace.ComputeInputEnd, tm.InputEnd)
+	tr.RecordTime(trace.ComputeOutputStart, tm.OutputStart)
+	tr.RecordTime(trace.ComputeEnd, tm.ComputeEnd)
+	if tm.End.IsZero() {
+		tr.Mark(trace.RequestEnd)
+	} else {
+		tr.RecordTime(trace.RequestEnd, tm.End)
+	}
 }
 
 // countFunc returns how many elements of s satisfy f.

@@ -23,6 +23,7 @@ import (
 	"inferperf/server/repository"
 	"inferperf/server/scheduler"
 	"inferperf/server/stats"
+	"inferperf/server/trace"
 )
 
 // Name and Version are what the server metadata reports.
@@ -32,7 +33,7 @@ const (
 )
 
 // Extensions are the protocol extensions the server implements, as its metadata lists them.
-var Extensions = []string{"binary_tensor_data", "parameters", "statistics", "model_configuration", "model_repository", "schedule_policy"}
+var Extensions = []string{"binary_tensor_data", "parameters", "statistics", "model_configuration", "model_repository", "schedule_policy", "trace"}
 
 // Model states as the repository index reports them.
 const (
@@ -59,6 +60,9 @@ type Options struct {
 	// parameters (fault_error_rate, ...) override them for that model. The zero value injects
 	// nothing.
 	Faults fault.Config
+	// Trace is the global trace setting at start (Triton's --trace-* flags); the zero value is
+	// Triton's defaults (trace.Defaults: tracing off). The trace extension changes it at run time.
+	Trace trace.Setting
 }
 
 // Server is the reference server's core.
@@ -81,6 +85,8 @@ type Server struct {
 	gate *fault.Gate
 	// retired tracks schedulers of unloaded or replaced versions still draining.
 	retired sync.WaitGroup
+	// traces holds the trace settings and samples the requests to trace.
+	traces *trace.Manager
 }
 
 // model is one model name: its state and its READY versions.
@@ -115,6 +121,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Trace == (trace.Setting{}) {
+		opts.Trace = trace.Defaults()
+	}
+	var err error
+	if s.traces, err = trace.NewManager(opts.Trace, s.log); err != nil {
+		return nil, fmt.Errorf("trace setting: %w", err)
 	}
 	names, err := s.repo.Names()
 	if err != nil {
@@ -386,6 +399,9 @@ func (s *Server) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		errs = append(errs, ctx.Err())
 	}
+	// Last, so that the traces of the requests that just finished are written (as Triton writes
+	// the traces it holds when it exits).
+	errs = append(errs, s.traces.Close())
 	return errors.Join(errs...)
 }
 

@@ -28,6 +28,7 @@ import (
 	"inferperf/server/httpapi"
 	"inferperf/server/metrics"
 	"inferperf/server/repository"
+	"inferperf/server/trace"
 )
 
 // Config configures a Daemon. Its zero value serves the built-in repository on Triton's ports on
@@ -75,6 +76,10 @@ type Config struct {
 	// Faults are injected into the inference requests of every model (a model's config.pbtxt
 	// fault_* parameters override them); the zero value injects none.
 	Faults fault.Config
+	// Trace is the global trace setting at start (tritonserver's --trace-* flags); the zero value
+	// is Triton's defaults, tracing off. Clients change it at run time through the trace
+	// extension; FlushTraces writes the traces taken so far.
+	Trace trace.Setting
 }
 
 // The HTTP timeouts of a zero Config.
@@ -90,7 +95,7 @@ const handshakeTimeout = 10 * time.Second
 // Defaults returns the configuration of `inferperf serve` without flags.
 func Defaults() Config {
 	return Config{Address: "127.0.0.1", HTTPPort: 8000, GRPCPort: 8001, MetricsPort: 8002,
-		ModelControlMode: "explicit", ExitOnError: true, GPUMetrics: true, CPUMetrics: true}
+		ModelControlMode: "explicit", ExitOnError: true, GPUMetrics: true, CPUMetrics: true, Trace: trace.Defaults()}
 }
 
 // Daemon is a running reference server.
@@ -152,7 +157,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		return nil, err
 	}
 	core, err := server.New(ctx, server.Options{Repository: repo, ModelControlExplicit: cfg.ModelControlMode != "none",
-		ExitOnError: cfg.ExitOnError, Logger: log, Faults: cfg.Faults})
+		ExitOnError: cfg.ExitOnError, Logger: log, Faults: cfg.Faults, Trace: cfg.Trace})
 	if err != nil {
 		return nil, err
 	}
@@ -252,6 +257,11 @@ func (d *Daemon) serve(run func() error) {
 		}
 	}()
 }
+
+// FlushTraces writes the traces taken so far to the trace files without stopping the server (see
+// server.Server.FlushTraces): what the server writes when it stops. A test that traced requests
+// calls it, then reads the file with trace.ReadFile (trace.ReadFiles with a log frequency).
+func (d *Daemon) FlushTraces(ctx context.Context) error { return d.Core.FlushTraces(ctx) }
 
 // Err delivers the first error of a listener that stopped on its own.
 func (d *Daemon) Err() <-chan error { return d.errs }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -22,6 +23,7 @@ import (
 	"inferperf/server"
 	"inferperf/server/fault"
 	"inferperf/server/stats"
+	"inferperf/server/trace"
 )
 
 // Options configure the gRPC front end.
@@ -51,14 +53,29 @@ func New(srv *server.Server, o Options, opts ...grpc.ServerOption) *grpc.Server 
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(math.MaxInt32), grpc.MaxSendMsgSize(math.MaxInt32),
 		grpc.NumStreamWorkers(streamWorkers())}, opts...)
 	gs := grpc.NewServer(opts...)
-	pb.RegisterGRPCInferenceServiceServer(gs, &service{srv: srv, conns: o.Conns})
+	desc := serviceDesc()
+	gs.RegisterService(&desc, &service{srv: srv, conns: o.Conns})
 	healthpb.RegisterHealthServer(gs, &health{srv: srv})
 	reflection.Register(gs)
 	return gs
 }
 
-// service implements inference.GRPCInferenceService. Shared memory, trace and log settings are
-// not implemented and answer UNIMPLEMENTED (they are not advertised as extensions either).
+// serviceDesc is the generated description of inference.GRPCInferenceService with ModelInfer's
+// handler replaced by modelInferHandler, which stamps what only the handler sees of a traced
+// request (its reading), and all else as the generated one does.
+func serviceDesc() grpc.ServiceDesc {
+	desc := pb.GRPCInferenceService_ServiceDesc
+	desc.Methods = slices.Clone(desc.Methods)
+	for i := range desc.Methods {
+		if desc.Methods[i].MethodName == "ModelInfer" {
+			desc.Methods[i].Handler = modelInferHandler
+		}
+	}
+	return desc
+}
+
+// service implements inference.GRPCInferenceService. Shared memory and log settings are not
+// implemented and answer UNIMPLEMENTED (they are not advertised as extensions either).
 type service struct {
 	pb.UnimplementedGRPCInferenceServiceServer
 	srv   *server.Server
@@ -217,6 +234,37 @@ func (s *service) RepositoryModelUnload(ctx context.Context, r *pb.RepositoryMod
 		return nil, statusOf(err)
 	}
 	return &pb.RepositoryModelUnloadResponse{}, nil
+}
+
+// TraceSetting reads the trace setting of the server or of a model (model_name), and first
+// updates it with the request's settings if there are any: a key with no value clears that value,
+// as in Triton's trace extension (docs/protocol/extension_trace.md).
+func (s *service) TraceSetting(_ context.Context, r *pb.TraceSettingRequest) (*pb.TraceSettingResponse, error) {
+	model := r.GetModelName()
+	st, err := s.srv.TraceSetting(model)
+	if err == nil && len(r.GetSettings()) > 0 {
+		values := make(map[string][]string, len(r.GetSettings()))
+		for k, v := range r.GetSettings() {
+			var vs []string // nil: clear
+			if len(v.GetValue()) > 0 {
+				vs = v.GetValue()
+			}
+			values[k] = vs
+		}
+		u, perr := trace.ParseValues(values)
+		if perr != nil {
+			return nil, status.Error(codes.InvalidArgument, perr.Error())
+		}
+		st, err = s.srv.UpdateTraceSetting(model, u)
+	}
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	out := &pb.TraceSettingResponse{Settings: map[string]*pb.TraceSettingResponse_SettingValue{}}
+	for k, vs := range st.Values() {
+		out.Settings[k] = &pb.TraceSettingResponse_SettingValue{Value: vs}
+	}
+	return out, nil
 }
 
 // health answers grpc.health.v1 checks as Triton does: SERVING when the server is ready,

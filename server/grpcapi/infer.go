@@ -4,16 +4,84 @@ import (
 	"context"
 	"io"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
 	"inferperf/server/fault"
+	"inferperf/server/trace"
 )
 
+// ModelInfer serves one unary inference request, handed over decoded. The server itself does not
+// route ModelInfer here but through modelInferHandler, which stamps the wait/read and the send of
+// a traced request, and then calls modelInfer as this does.
 func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	resp, err := s.infer(ctx, r)
+	tr := s.srv.SampleTrace(r.GetModelName())
+	if tr != nil {
+		defer tr.Finish()
+	}
+	return s.modelInfer(ctx, r, tr)
+}
+
+// modelInferHandler is the server's handler of ModelInfer, in place of the generated one (see
+// serviceDesc): it does what that does (decode the request, then call the service through the
+// unary interceptor if there is one) and stamps a traced request's GRPC_WAITREAD_START and
+// GRPC_WAITREAD_END around the decoding, which reads the request's message (waiting for it if it
+// has not all arrived), and its GRPC_SEND_START and GRPC_SEND_END around the sending of the
+// response, which grpc-go does after the handler returns. While tracing is off it costs one
+// atomic load more than the generated handler.
+func modelInferHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	s := srv.(*service)
+	var readStart int64
+	on := s.srv.Tracing()
+	if on {
+		readStart = trace.Now()
+	}
+	in := new(pb.ModelInferRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	var tr *trace.Active
+	if on {
+		if tr = s.srv.SampleTrace(in.GetModelName()); tr != nil {
+			tr.Record(trace.GRPCWaitReadStart, readStart)
+			tr.Mark(trace.GRPCWaitReadEnd)
+			defer traceSend(ctx, tr)
+		}
+	}
+	if interceptor == nil {
+		return s.modelInfer(ctx, in, tr)
+	}
+	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: pb.GRPCInferenceService_ModelInfer_FullMethodName}
+	return interceptor(ctx, in, info, func(ctx context.Context, req any) (any, error) {
+		return s.modelInfer(ctx, req.(*pb.ModelInferRequest), tr)
+	})
+}
+
+// traceSend stamps the send of a unary call's response and finishes its trace. It runs as the
+// handler returns: grpc-go then sends the response and the status, and cancels the call's
+// context once both are handed to the transport (the end of the call, which is what Triton's
+// GRPC_SEND_END marks too: its completion queue's word that the response was written). So
+// GRPC_SEND_START is now and GRPC_SEND_END when ctx is done. A call whose context ended before
+// the handler returned (the client went away) sent nothing and gets no GRPC_SEND_END.
+func traceSend(ctx context.Context, tr *trace.Active) {
+	if ctx.Err() != nil {
+		tr.Finish()
+		return
+	}
+	tr.Mark(trace.GRPCSendStart)
+	// The trace is handed over to the AfterFunc here: nothing else touches it afterwards.
+	context.AfterFunc(ctx, func() {
+		tr.Mark(trace.GRPCSendEnd)
+		tr.Finish()
+	})
+}
+
+// modelInfer answers one unary inference request, with gRPC's status on failure.
+func (s *service) modelInfer(ctx context.Context, r *pb.ModelInferRequest, tr *trace.Active) (*pb.ModelInferResponse, error) {
+	resp, err := s.infer(ctx, r, tr)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The client's deadline passed or it cancelled: say so, as grpc-go itself would,
@@ -25,7 +93,7 @@ func (s *service) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.
 	return resp, nil
 }
 
-func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest, tr *trace.Active) (*pb.ModelInferResponse, error) {
 	act := s.srv.Fault(r.GetModelName(), r.GetModelVersion())
 	req, err := fromProto(r)
 	if err != nil {
@@ -36,9 +104,12 @@ func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest) (*pb.Model
 			return nil, err
 		}
 	}
-	resp, err := s.srv.Infer(ctx, req)
+	resp, err := s.srv.InferTraced(ctx, req, tr)
 	if err != nil {
 		return nil, err
+	}
+	if tr != nil {
+		tr.Mark(trace.InferResponseComplete)
 	}
 	if act.Reset {
 		return nil, s.reset(ctx)
@@ -64,23 +135,35 @@ const streamWindow = 4096
 
 // ModelStreamInfer serves a bidirectional stream. Requests run concurrently, and responses are
 // written in request order, as Triton writes them for non-decoupled models. A failed request gets
-// an in-band error message and the stream stays open.
+// an in-band error message and the stream stays open. A traced request's GRPC_WAITREAD_START is
+// when the stream began to wait for it (after the previous request was read: Triton's wait/read
+// includes the wait), GRPC_WAITREAD_END when it was read; its GRPC_SEND_START and GRPC_SEND_END
+// bound the sending of its response, once the responses before it are sent.
 func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInferServer) error {
 	ctx := stream.Context()
-	order := make(chan chan *pb.ModelStreamInferResponse, streamWindow)
+	order := make(chan chan streamReply, streamWindow)
 	sendErr := make(chan error, 1)
 	go func() {
 		var err error
 		for ch := range order {
-			resp := <-ch
+			rep := <-ch
 			if err == nil {
-				err = stream.Send(resp)
+				rep.tr.Mark(trace.GRPCSendStart)
+				if err = stream.Send(rep.resp); err == nil {
+					rep.tr.Mark(trace.GRPCSendEnd)
+				}
 			}
+			rep.tr.Finish()
 		}
 		sendErr <- err
 	}()
 	var recvErr error
 	for {
+		var readStart int64
+		on := s.srv.Tracing()
+		if on {
+			readStart = trace.Now()
+		}
 		r, err := stream.Recv()
 		if err != nil {
 			if err != io.EOF {
@@ -88,16 +171,23 @@ func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInf
 			}
 			break
 		}
-		ch := make(chan *pb.ModelStreamInferResponse, 1)
+		var tr *trace.Active
+		if on {
+			if tr = s.srv.SampleTrace(r.GetModelName()); tr != nil {
+				tr.Record(trace.GRPCWaitReadStart, readStart)
+				tr.Mark(trace.GRPCWaitReadEnd)
+			}
+		}
+		ch := make(chan streamReply, 1)
 		order <- ch
 		go func() {
-			resp, err := s.infer(ctx, r)
+			resp, err := s.infer(ctx, r, tr)
 			if err != nil {
-				ch <- &pb.ModelStreamInferResponse{ErrorMessage: err.Error(), InferResponse: &pb.ModelInferResponse{Id: r.GetId()}}
+				ch <- streamReply{&pb.ModelStreamInferResponse{ErrorMessage: err.Error(), InferResponse: &pb.ModelInferResponse{Id: r.GetId()}}, tr}
 				return
 			}
 			resp.Parameters = map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}
-			ch <- &pb.ModelStreamInferResponse{InferResponse: resp}
+			ch <- streamReply{&pb.ModelStreamInferResponse{InferResponse: resp}, tr}
 		}()
 	}
 	close(order)
@@ -105,6 +195,13 @@ func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInf
 		return err
 	}
 	return recvErr
+}
+
+// streamReply is a stream response on its way to the sender, with its request's trace (nil:
+// not traced), which the sender stamps and finishes.
+type streamReply struct {
+	resp *pb.ModelStreamInferResponse
+	tr   *trace.Active
 }
 
 // small is how many inputs or outputs a request or response holds in its own allocation; most

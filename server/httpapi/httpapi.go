@@ -20,6 +20,7 @@ import (
 	"inferperf/server"
 	"inferperf/server/repository"
 	"inferperf/server/stats"
+	"inferperf/server/trace"
 )
 
 // DefaultMaxInputSize is Triton's --http-max-input-size: 64 MiB.
@@ -59,6 +60,7 @@ var (
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	var route modelRoute
+	var traceModel string
 	switch {
 	case p == "/v2" || p == "/v2/":
 		if method(w, r, http.MethodGet) {
@@ -77,6 +79,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if method(w, r, http.MethodGet) {
 			h.statistics(w, "", "")
 		}
+	case p == "/v2/trace/setting":
+		h.traceSetting(w, r, "")
 	case route.parse(p):
 		name, ver := route.name, route.version
 		switch route.action {
@@ -101,6 +105,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.modelMetadata(w, name, ver)
 			}
 		}
+	case traceRoute(p, &traceModel):
+		// After the model routes, which it is not one of, so that inference pays nothing for it.
+		h.traceSetting(w, r, traceModel)
 	case reRepository.MatchString(p):
 		m := reRepository.FindStringSubmatch(p)
 		if method(w, r, http.MethodPost) {
@@ -172,6 +179,54 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// traceRoute reports whether p is /v2/models/NAME/trace/setting (Triton's trace setting route
+// takes no version), and if so sets *model to NAME.
+func traceRoute(p string, model *string) bool {
+	rest, ok := strings.CutPrefix(p, "/v2/models/")
+	if !ok {
+		return false
+	}
+	name, ok := strings.CutSuffix(rest, "/trace/setting")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return false
+	}
+	*model = name
+	return true
+}
+
+// traceSetting serves Triton's trace extension: GET reads the trace setting of the server or of
+// a model, POST updates it (a JSON object of the settings to change, null clearing one) and
+// answers the setting as it then is. Other methods get 405, as on Triton's trace and logging
+// routes.
+func (h *Handler) traceSetting(w http.ResponseWriter, r *http.Request, model string) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method Not Allowed"})
+		return
+	}
+	// The model is checked first, as Triton checks it before it reads the body.
+	st, err := h.srv.TraceSetting(model)
+	if err == nil && r.Method == http.MethodPost {
+		var body []byte
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxInputSize)); err != nil {
+			err = kserve.Errorf(kserve.InvalidArg, "reading the request body: %v", err)
+		} else if u, perr := trace.ParseJSON(body); perr != nil {
+			err = kserve.Errorf(kserve.InvalidArg, "%v", perr)
+		} else {
+			st, err = h.srv.UpdateTraceSetting(model, u)
+		}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body := st.JSON()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
 }
 
 func method(w http.ResponseWriter, r *http.Request, want string) bool {

@@ -12,12 +12,20 @@ import (
 
 	"inferperf/kserve"
 	"inferperf/server/fault"
+	"inferperf/server/trace"
 )
 
 // headerContentLength is the binary tensor data extension's header (protocol reference §3.8).
 const headerContentLength = "Inference-Header-Content-Length"
 
 func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string) {
+	// net/http has read the request's headers by now; the receive is stamped from here to the
+	// end of the body. One atomic load while tracing is off.
+	tr := h.srv.SampleTrace(name)
+	if tr != nil {
+		tr.Mark(trace.HTTPRecvStart)
+		defer tr.Finish()
+	}
 	if r.ContentLength > h.opts.MaxInputSize {
 		// Refused before reading: a client announcing a body over the limit gets its answer at
 		// once, not after sending it (or after the read timeout, if it never does).
@@ -38,6 +46,9 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 			writeError(w, kserve.Errorf(kserve.InvalidArg, "reading the request body: %v", err))
 		}
 		return
+	}
+	if tr != nil {
+		tr.Mark(trace.HTTPRecvEnd)
 	}
 	if enc := r.Header.Get("Content-Encoding"); enc != "" {
 		if body, err = decompress(enc, body, h.opts.MaxInputSize); err != nil {
@@ -73,21 +84,33 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 			return
 		}
 	}
-	resp, err := h.srv.Infer(r.Context(), req)
+	resp, err := h.srv.InferTraced(r.Context(), req, tr)
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if tr != nil {
+		tr.Mark(trace.InferResponseComplete)
 	}
 	header, blobs, err := kserve.EncodeInferResponseHTTP(resp, kserve.BinaryOutputSelector(req))
 	if err != nil {
 		writeError(w, err) // an *kserve.Error: FP16 asked for as JSON is the client's fault (400)
 		return
 	}
+	if tr != nil {
+		tr.Mark(trace.HTTPSendStart)
+	}
 	if act.Reset || act.SlowRead > 0 {
 		h.writeFaultyReply(w, r, act, header, blobs)
 		return
 	}
 	h.writeInferReply(w, r, header, blobs)
+	if tr != nil {
+		// net/http would send the buffered reply once the handler returns; a traced one is sent
+		// now, so that HTTP_SEND_END marks the reply written to the connection, as Triton's does.
+		http.NewResponseController(w).Flush()
+		tr.Mark(trace.HTTPSendEnd)
+	}
 }
 
 // rawRequest builds the request of Triton's raw binary form (Inference-Header-Content-Length: 0):

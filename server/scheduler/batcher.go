@@ -28,6 +28,16 @@ type item struct {
 	// sc is the execution memory of the request when it runs inline (Scheduler.Infer); pooled
 	// with the item, so that it is reused as an instance's is.
 	sc scratch
+	// timing, when not nil, receives the request's instants (InferTimed); whoever completes the
+	// request writes it before sending the outcome.
+	timing *Timing
+}
+
+// stampEnd records the end of a request that failed in the queue, if it is timed.
+func (it *item) stampEnd(end time.Time) {
+	if it.timing != nil {
+		it.timing.End = end
+	}
 }
 
 // items recycles items, done channels included. An item goes back only when Infer returns, and

@@ -176,6 +176,27 @@ func New(cfg Config, m models.Model, st *stats.Model) (*Scheduler, error) {
 // done while the request waits in the queue, it leaves the queue and Infer returns a Cancelled
 // error; once it is executing, Infer waits for the execution's outcome.
 func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received time.Time, timeout time.Duration) error {
+	return s.InferTimed(ctx, req, received, timeout, nil)
+}
+
+// Timing receives the instants a request went through in the scheduler: the very instants its
+// statistics are computed from, so that a trace built from them agrees with the statistics
+// exactly. A zero field is an instant the request never reached.
+type Timing struct {
+	// Start is the request's start as the statistics count it (received, or the enqueue time
+	// if received was later); Queued is when it entered the queue.
+	Start, Queued time.Time
+	// ComputeStart, InputEnd, OutputStart and ComputeEnd are those of the execution that carried
+	// the request: its batch's, shared by every request of the batch, as Triton stamps them.
+	ComputeStart, InputEnd, OutputStart, ComputeEnd time.Time
+	// End is the request's end as the statistics count it, success or failure: the end of its
+	// execution, or when it failed in the queue.
+	End time.Time
+}
+
+// InferTimed is Infer that also fills tm with the request's instants, unless tm is nil. tm is
+// complete when InferTimed returns, and written by no one afterwards.
+func (s *Scheduler) InferTimed(ctx context.Context, req *models.Request, received time.Time, timeout time.Duration, tm *Timing) error {
 	if ctx.Err() != nil {
 		return kserve.Errorf(kserve.Cancelled, "Request cancelled before it was queued")
 	}
@@ -187,6 +208,12 @@ func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received tim
 	it := getItem()
 	defer putItem(it)
 	it.req, it.size, it.received, it.enqueued, it.queued = req, max(req.BatchSize, 1), received, now, true
+	if tm != nil {
+		// Set before the request is queued, as the rest is set by whoever completes it, before
+		// the completion reaches this goroutine through done.
+		it.timing = tm
+		tm.Start = received
+	}
 	if t := s.timeout(timeout); t > 0 {
 		it.deadline = now.Add(t)
 	}
@@ -199,6 +226,9 @@ func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received tim
 	if s.cfg.MaxQueueSize > 0 && len(s.queue)+len(s.delayed) >= s.cfg.MaxQueueSize {
 		s.mu.Unlock()
 		return kserve.Errorf(kserve.Unavailable, "Exceeds maximum queue size")
+	}
+	if tm != nil {
+		tm.Queued = now
 	}
 	if s.free > 0 && s.direct() && it.deadline.IsZero() && s.waitingLocked() == 0 {
 		// Nothing to decide and nothing waiting: the request takes the free instance and runs
@@ -253,7 +283,11 @@ func (s *Scheduler) Infer(ctx context.Context, req *models.Request, received tim
 	s.mu.Unlock()
 	// The batch the dispatcher is waiting to fill may have changed.
 	s.signal()
-	s.stats.RecordFailure(it.received, models.Now(), stats.Canceled)
+	end := models.Now()
+	s.stats.RecordFailure(it.received, end, stats.Canceled)
+	if tm != nil {
+		tm.End = end
+	}
 	return kserve.Errorf(kserve.Cancelled, "Request cancelled")
 }
 
@@ -305,6 +339,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	now := models.Now()
 	for _, it := range dropped {
 		s.stats.RecordFailure(it.received, now, stats.Canceled)
+		it.stampEnd(now)
 		it.done <- kserve.Errorf(kserve.Cancelled, "Request cancelled: the model is unloading")
 	}
 	s.signal()
@@ -462,6 +497,7 @@ func (s *Scheduler) dispatch() {
 
 		for _, it := range rejected {
 			s.stats.RecordFailure(it.received, now, stats.Rejected)
+			it.stampEnd(now)
 			it.done <- kserve.Errorf(kserve.Unavailable, "Request timeout expired")
 		}
 		if batch != nil {
@@ -586,6 +622,9 @@ func (s *Scheduler) execute(batch []*item, sc *scratch) {
 		}
 		for _, it := range batch {
 			s.stats.RecordFailure(it.received, end, reason)
+			if tm := it.timing; tm != nil {
+				tm.ComputeStart, tm.ComputeEnd, tm.End = start, end, end
+			}
 			it.done <- kserve.Errorf(code, "%s", msg)
 		}
 		return
@@ -600,6 +639,10 @@ func (s *Scheduler) execute(batch []*item, sc *scratch) {
 	// Each send hands the item back to its Infer, which may recycle it at once: nothing here
 	// touches an item after its send.
 	for _, it := range batch {
+		if tm := it.timing; tm != nil {
+			// The instants the statistics took: the batch's, and the request's end.
+			tm.ComputeStart, tm.InputEnd, tm.OutputStart, tm.ComputeEnd, tm.End = start, inputEnd, outputStart, end, end
+		}
 		it.done <- nil
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"inferperf/server/daemon"
+	"inferperf/server/trace"
 )
 
 // Server is a running reference server.
@@ -24,6 +25,8 @@ type Server struct {
 	MetricsURL string
 	// Daemon is the running server, for tests that reach into the core.
 	Daemon *daemon.Daemon
+	// TraceFile is the trace file of a server started with Options.Trace, else "".
+	TraceFile string
 }
 
 // Options adjust the server a test starts.
@@ -33,6 +36,10 @@ type Options struct {
 	Models map[string]string
 	// Configure may change the daemon configuration before the start.
 	Configure func(*daemon.Config)
+	// Trace traces every request (level TIMESTAMPS, rate 1, no count limit, log frequency 0)
+	// into Server.TraceFile, in the test's temporary directory; Server.Traces reads them. Configure
+	// runs after, and may change the setting (cfg.Trace).
+	Trace bool
 }
 
 // Start starts the reference server on 127.0.0.1 with free ports and stops it when the test ends.
@@ -53,6 +60,9 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 		cfg.ModelRepository = dir
 	}
+	if opts.Trace {
+		cfg.Trace = trace.Setting{Level: trace.Timestamps, Rate: 1, Count: -1, File: filepath.Join(t.TempDir(), "trace.json")}
+	}
 	if opts.Configure != nil {
 		opts.Configure(&cfg)
 	}
@@ -68,6 +78,9 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 	})
 	s := &Server{GRPCAddr: d.GRPCAddr, Daemon: d}
+	if opts.Trace {
+		s.TraceFile = cfg.Trace.File
+	}
 	if d.HTTPAddr != "" {
 		s.HTTPURL = "http://" + d.HTTPAddr
 	}
@@ -75,6 +88,33 @@ func Start(t testing.TB, opts Options) *Server {
 		s.MetricsURL = "http://" + d.MetricsAddr + "/metrics"
 	}
 	return s
+}
+
+// Traces writes out every trace the server has taken so far, without stopping it (waiting for
+// the traces of requests in flight to finish: a trace ends a moment after its response reaches
+// the client), and returns them all, sorted by id, read back from the trace file and its indexed
+// files. The server must have been started with Options.Trace, or with Configure setting a
+// trace file (which Traces then reads).
+func (s *Server) Traces(t testing.TB) []trace.Trace {
+	t.Helper()
+	file := s.TraceFile
+	if file == "" {
+		st, _ := s.Daemon.Core.TraceSetting("")
+		file = st.File
+	}
+	if file == "" {
+		t.Fatal("servertest: Traces: the server traces to no file; start it with Options.Trace")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Daemon.FlushTraces(ctx); err != nil {
+		t.Fatalf("servertest: flushing the traces: %v", err)
+	}
+	traces, err := trace.ReadFiles(file)
+	if err != nil {
+		t.Fatalf("servertest: reading the traces: %v", err)
+	}
+	return traces
 }
 
 // SimpleModel is a config.pbtxt of the built-in simple backend (INT32 [16] inputs INPUT0 and

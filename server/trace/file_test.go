@@ -284,3 +284,25 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckOrder: the orders of the front ends, and what CheckOrder says of a trace out of order
+// or short of a timestamp.
+func TestCheckOrder(t *testing.T) {
+	var stamps []Timestamp
+	for i, name := range HTTPOrder() {
+		stamps = append(stamps, Timestamp{name, int64(100 + i/2)}) // equal pairs are in order
+	}
+	tr := Trace{ID: 9, Timestamps: stamps}
+	if err := tr.CheckOrder(HTTPOrder()...); err != nil {
+		t.Errorf("CheckOrder(HTTPOrder) = %v", err)
+	}
+	if err := tr.CheckOrder(GRPCOrder()...); err == nil || err.Error() != "trace 9 has no GRPC_WAITREAD_START" {
+		t.Errorf("CheckOrder(GRPCOrder) of an HTTP trace = %v", err)
+	}
+	if err := tr.CheckOrder(ComputeEnd, ComputeStart); err == nil || err.Error() != "trace 9: COMPUTE_START at 102 is 1 ns before COMPUTE_END" {
+		t.Errorf("CheckOrder(COMPUTE_END, COMPUTE_START) = %v", err)
+	}
+	if n := len(GRPCOrder()); n != 12 || len(HTTPOrder()) != n {
+		t.Errorf("orders of %d and %d timestamps; want 12", len(HTTPOrder()), n)
+	}
+}

@@ -12,7 +12,10 @@
 // (see Now).
 package trace
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // The timestamp names, as Triton writes them (Triton's docs/user_guide/trace.md and the activity
 // names of tritonserver.h). The core ones bound the request in the server and its execution; the
@@ -92,6 +95,39 @@ func (t *Trace) Stamps() map[string]int64 {
 		}
 	}
 	return m
+}
+
+// core is the order of the core's timestamps.
+var core = []string{RequestStart, QueueStart, ComputeStart, ComputeInputEnd, ComputeOutputStart, ComputeEnd, RequestEnd}
+
+// HTTPOrder returns the timestamps of a request this server traced over HTTP, in the order they
+// are taken: the receive, the core's, the response's completion and the send.
+func HTTPOrder() []string {
+	return append(append([]string{HTTPRecvStart, HTTPRecvEnd}, core...), InferResponseComplete, HTTPSendStart, HTTPSendEnd)
+}
+
+// GRPCOrder returns the timestamps of a request this server traced over gRPC, unary or streamed,
+// in the order they are taken.
+func GRPCOrder() []string {
+	return append(append([]string{GRPCWaitReadStart, GRPCWaitReadEnd}, core...), InferResponseComplete, GRPCSendStart, GRPCSendEnd)
+}
+
+// CheckOrder returns an error if the trace lacks one of the named timestamps, or if one comes
+// earlier than the name before it; nil if they are all there, in that order (equal instants
+// allowed).
+func (t *Trace) CheckOrder(names ...string) error {
+	var prev int64
+	for i, name := range names {
+		ns, ok := t.Ns(name)
+		if !ok {
+			return fmt.Errorf("trace %d has no %s", t.ID, name)
+		}
+		if i > 0 && ns < prev {
+			return fmt.Errorf("trace %d: %s at %d is %d ns before %s", t.ID, name, ns, prev-ns, names[i-1])
+		}
+		prev = ns
+	}
+	return nil
 }
 
 // Active is a trace being taken. Sample returns one for each request it traces; its methods are
