@@ -67,13 +67,13 @@ func analyse(s *results.Sweep, b *Budget) {
 	s.Budget = b.String()
 	best := -1
 	for i := range pts {
-		if latencyFor(&pts[i], b.Percentile) <= b.Limit && (best < 0 || pts[i].Throughput > pts[best].Throughput) {
+		if pts[i].Latency.Of(b.Percentile) <= b.Limit && (best < 0 || pts[i].Throughput > pts[best].Throughput) {
 			best = i
 		}
 	}
 	if best >= 0 {
 		s.Operating = point(&pts[best], fmt.Sprintf("highest throughput with %s latency %v within the budget %s",
-			budgetName(b.Percentile), latencyFor(&pts[best], b.Percentile), b.Limit))
+			b.Name(), pts[best].Latency.Of(b.Percentile), b.Limit))
 	} else {
 		s.OperatingNote = fmt.Sprintf("no reported level stays within the budget %s", b)
 	}
@@ -111,7 +111,7 @@ func throughputKneeWhy(ls []results.Level, i int) string {
 // and at the next level.
 func latencyKneeWhy(ls []results.Level, i int) string {
 	p95 := func(l *results.Level) time.Duration {
-		return time.Duration(l.Latency.Percentiles["95"]) * time.Microsecond
+		return time.Duration(l.Latency.Us(95)) * time.Microsecond
 	}
 	why := fmt.Sprintf("the p95 latency curve bends upward here (Kneedle): p95 %v", p95(&ls[i]))
 	if i+1 < len(ls) {
@@ -120,29 +120,9 @@ func latencyKneeWhy(ls []results.Level, i int) string {
 	return why
 }
 
-func budgetName(p float64) string {
-	if p == 0 {
-		return "average"
-	}
-	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
-}
-
-// latencyFor is a level's average latency or the given percentile; a percentile the level did
-// not report counts as over any budget.
-func latencyFor(l *results.Level, p float64) time.Duration {
-	if p == 0 {
-		return time.Duration(l.Latency.AvgUs) * time.Microsecond
-	}
-	us, ok := l.Latency.Percentiles[strconv.FormatFloat(p, 'f', -1, 64)]
-	if !ok {
-		return time.Duration(1<<62 - 1)
-	}
-	return time.Duration(us) * time.Microsecond
-}
-
 func point(l *results.Level, why string) *results.Point {
 	return &results.Point{Concurrency: l.Concurrency, RequestRate: l.RequestRate, Throughput: l.Throughput,
-		AvgUs: l.Latency.AvgUs, P95Us: l.Latency.Percentiles["95"], P99Us: l.Latency.Percentiles["99"], Why: why}
+		AvgUs: l.Latency.AvgUs, P95Us: l.Latency.Us(95), P99Us: l.Latency.Us(99), Why: why}
 }
 
 // Knee returns the index of the knee of the throughput-versus-load curve of levels sorted by
@@ -182,7 +162,7 @@ func LatencyKnee(levels []results.Level) int {
 	if len(levels) < 3 {
 		return -1
 	}
-	lat := func(l *results.Level) float64 { return float64(l.Latency.Percentiles["95"]) }
+	lat := func(l *results.Level) float64 { return float64(l.Latency.Us(95)) }
 	x0, x1 := loadOf(&levels[0]), loadOf(&levels[len(levels)-1])
 	y0, y1 := lat(&levels[0]), lat(&levels[0])
 	for i := range levels {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"inferperf/inputs"
+	"inferperf/results"
 )
 
 // Range is perf_analyzer's start:end:step. End 0 means "until the latency threshold stops it".
@@ -56,6 +57,14 @@ type RateRange struct {
 type Budget struct {
 	Percentile float64       `json:"percentile,omitempty"`
 	Limit      time.Duration `json:"limit"`
+}
+
+// Name names the figure the budget limits: "average", "p95".
+func (b Budget) Name() string {
+	if b.Percentile == 0 {
+		return "average"
+	}
+	return "p" + results.PercentileKey(b.Percentile)
 }
 
 // String prints the budget as the flag takes it, e.g. "p95:50ms".

@@ -6,6 +6,7 @@ import (
 
 	"inferperf/load"
 	"inferperf/measure"
+	"inferperf/results"
 )
 
 // win is a closed-loop window of one second with n successes, all of latency lat milliseconds.
@@ -95,6 +96,37 @@ func TestDecide(t *testing.T) {
 		got := decide(tc.ws, rules{stability: loose, fixed: 9}, false)
 		if !got.done || got.outcome != tc.want || got.empty == nil || got.empty.ErrorCount() != tc.ws[len(tc.ws)-1].ErrorCount() {
 			t.Errorf("decide(%d windows, the last empty) = %+v; want %v with the empty window", len(tc.ws), got, tc.want)
+		}
+	}
+}
+
+// TestNetworkServer: perf_analyzer's Network+Server Send/Recv, on its documented example row
+// (avg 708, send 45, recv 57, queue 41, compute 299: 266), floored at zero, with the cache's
+// time in place of the compute's when the response cache is on, and without server statistics.
+func TestNetworkServer(t *testing.T) {
+	l := &results.Level{
+		Latency: results.Latency{AvgUs: 708},
+		Client:  results.ClientBreakdown{SendUs: 45, RecvUs: 57},
+		Server:  &results.ServerBreakdown{QueueNs: 41000, ComputeNs: 299000, CacheNs: 100000},
+	}
+	for _, tc := range []struct {
+		avg   int64
+		cache bool
+		noSrv bool
+		want  int64
+	}{
+		{708, false, false, 266},
+		{708, true, false, 465},
+		{100, false, false, 0},
+		{708, false, true, 606},
+	} {
+		l := *l
+		l.Latency.AvgUs = tc.avg
+		if tc.noSrv {
+			l.Server = nil
+		}
+		if got := networkServerUs(&l, tc.cache); got != tc.want {
+			t.Errorf("avg %d, cache %t, server stats %t: %d; want %d", tc.avg, tc.cache, !tc.noSrv, got, tc.want)
 		}
 	}
 }

@@ -92,8 +92,25 @@ func (s *Session) level(ld Load, windows []measure.Window, snaps []serverstats.S
 			lvl.Server, lvl.Composing = top, comp
 		}
 	}
+	lvl.Client.NetworkServerUs = networkServerUs(lvl, s.cache)
 	src.annotate(lvl, windows, from)
 	return lvl
+}
+
+// networkServerUs is perf_analyzer's Network+Server Send/Recv: what the client waited for that the
+// server's statistics do not account for, floored at zero, computed from the nanosecond averages
+// as perf_analyzer computes it.
+func networkServerUs(l *results.Level, cache bool) int64 {
+	var accountedNs uint64
+	if srv := l.Server; srv != nil {
+		accountedNs = srv.QueueNs + srv.ComputeNs
+		if cache {
+			accountedNs = srv.QueueNs + srv.CacheNs
+		}
+	}
+	c := l.Client
+	ns := l.Latency.AvgUs*1000 - (c.SendUs+c.RecvUs)*1000 - int64(accountedNs)
+	return max(0, ns) / 1000
 }
 
 // latencyOf is a window's latency distribution as results report it: the percentiles with their

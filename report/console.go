@@ -188,7 +188,7 @@ func Summary(w io.Writer, s *results.Sweep) error {
 	var b strings.Builder
 	what, key := "Average", ""
 	if s.Percentile > 0 {
-		key = strconv.FormatFloat(s.Percentile, 'f', -1, 64)
+		key = results.PercentileKey(s.Percentile)
 		what = "p" + key
 	}
 	fmt.Fprintf(&b, "Inferences/Second vs. Client %s Batch Latency\n", what)

@@ -90,14 +90,7 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 			if srv == nil {
 				srv = &results.ServerBreakdown{}
 			}
-			// Network+Server Send/Recv: what the client waited for that the server's statistics
-			// do not account for (perf_analyzer §3.5), floored at zero.
-			accountedNs := srv.QueueNs + srv.ComputeNs
-			if s.ResponseCache {
-				accountedNs = srv.QueueNs + srv.CacheNs
-			}
-			network := l.Latency.AvgUs*1000 - (c.SendUs+c.RecvUs)*1000 - int64(accountedNs)
-			row = append(row, i64(max(0, network)/1000), u64(srv.QueueUs), u64(srv.ComputeInputUs), u64(srv.ComputeInferUs), u64(srv.ComputeOutputUs))
+			row = append(row, i64(c.NetworkServerUs), u64(srv.QueueUs), u64(srv.ComputeInputUs), u64(srv.ComputeInferUs), u64(srv.ComputeOutputUs))
 			if s.ResponseCache {
 				row = append(row, u64(srv.CacheHitUs), u64(srv.CacheMissUs))
 			}
@@ -120,7 +113,7 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 			if o == nil {
 				o = &results.OpenLoop{}
 			}
-			row = append(row, i64(o.Service.Percentiles["50"]), i64(o.Service.Percentiles["99"]),
+			row = append(row, i64(o.Service.Us(50)), i64(o.Service.Us(99)),
 				strconv.FormatFloat(o.DelayedFraction, 'f', 4, 64), strconv.FormatBool(l.Overloaded))
 		}
 		b.WriteString(strings.Join(row, ",") + "\n")
@@ -206,7 +199,7 @@ func csvPercentileKeys(s *results.Sweep, l *results.Level) []string {
 		switch k {
 		case "50", "90", "95", "99":
 		default:
-			if k != strconv.FormatFloat(s.Percentile, 'f', -1, 64) {
+			if k != results.PercentileKey(s.Percentile) {
 				continue
 			}
 		}

@@ -19,7 +19,7 @@ func paExample() *results.Sweep {
 	lvl := results.Level{
 		Concurrency: 1, Stable: true, Requests: 25348, Throughput: 1407.84,
 		Latency: results.Latency{AvgUs: 708, StdUs: 663, Percentiles: map[string]int64{"50": 690, "90": 881, "95": 926, "99": 1031}},
-		Client:  results.ClientBreakdown{SendUs: 45, WaitUs: 598, RecvUs: 57, RequestUs: 700},
+		Client:  results.ClientBreakdown{SendUs: 45, WaitUs: 598, RecvUs: 57, RequestUs: 700, NetworkServerUs: 266},
 		Server: &results.ServerBreakdown{Model: "simple", Version: "1", InferenceCount: 25348, ExecutionCount: 25348, SuccessCount: 25348,
 			RequestUs: 382, QueueUs: 41, ComputeInputUs: 26, ComputeInferUs: 257, ComputeOutputUs: 16, ComputeUs: 299, OverheadUs: 41,
 			QueueNs: 41000, ComputeNs: 299000},
@@ -28,6 +28,7 @@ func paExample() *results.Sweep {
 	second := lvl
 	second.Concurrency, second.Throughput = 2, 2391.2
 	second.Latency.AvgUs = 834
+	second.Client.NetworkServerUs = 834 - 45 - 57 - 340
 	unstable := lvl
 	unstable.Concurrency, unstable.Stable, unstable.Throughput = 3, false, 100
 	return &results.Sweep{Model: "simple", Protocol: "http", BatchSize: 1, Mode: "concurrency", ServerStats: true,

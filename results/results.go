@@ -182,6 +182,25 @@ type Latency struct {
 // PercentileKey is the key of percentile p in Latency.Percentiles: "50", "99.9".
 func PercentileKey(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
 
+// Of returns the average (p = 0) or percentile p, the figure a latency budget or threshold reads;
+// a percentile that was not reported counts as longer than any budget.
+func (l Latency) Of(p float64) time.Duration {
+	if p == 0 {
+		return time.Duration(l.AvgUs) * time.Microsecond
+	}
+	us, ok, _ := l.At(p)
+	if !ok {
+		return time.Duration(1<<63 - 1)
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+// Us returns percentile p in microseconds, 0 if it was not reported.
+func (l Latency) Us(p float64) int64 {
+	us, _, _ := l.At(p)
+	return us
+}
+
 // At returns percentile p in microseconds, whether it was reported, and whether it is only a
 // lower bound.
 func (l Latency) At(p float64) (us int64, ok, lowerBound bool) {
@@ -198,6 +217,10 @@ type ClientBreakdown struct {
 	RecvUs int64 `json:"recv_us"`
 	// RequestUs is the average time in the client library per request (send + wait + recv).
 	RequestUs int64 `json:"request_us"`
+	// NetworkServerUs is perf_analyzer's "Network+Server Send/Recv": the average latency less the
+	// client's send and receive and what the server's statistics account for (queue and
+	// compute, or queue and cache with the response cache), floored at zero.
+	NetworkServerUs int64 `json:"network_server_us"`
 }
 
 // ServerBreakdown is the server's view of the window, from the model statistics deltas, with

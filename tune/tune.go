@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"time"
 
 	"inferperf/client"
@@ -173,7 +172,7 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 		return res, e
 	}
 
-	fmt.Fprintf(t.out, "Tuning model '%s' for the highest throughput with %s latency within %v.\n", o.Model, budgetName(o.Budget.Percentile), o.Budget.Limit)
+	fmt.Fprintf(t.out, "Tuning model '%s' for the highest throughput with %s latency within %v.\n", o.Model, o.Budget.Name(), o.Budget.Limit)
 	best, err := t.measure(runCtx, base, 1)
 	res.Baseline = best
 	if err != nil {
@@ -298,15 +297,7 @@ func (t *Tuner) observation(m Measured) Observation {
 
 // latency is a level's budget figure; a missing percentile counts as over any budget.
 func (t *Tuner) latency(l *results.Level) time.Duration {
-	p := t.opts.Budget.Percentile
-	if p == 0 {
-		return time.Duration(l.Latency.AvgUs) * time.Microsecond
-	}
-	us, ok := l.Latency.Percentiles[strconv.FormatFloat(p, 'f', -1, 64)]
-	if !ok {
-		return time.Duration(1<<62 - 1)
-	}
-	return time.Duration(us) * time.Microsecond
+	return l.Latency.Of(t.opts.Budget.Percentile)
 }
 
 // openSession sets up the session every level is measured on; the returned function closes it.
@@ -425,8 +416,8 @@ func (t *Tuner) measure(ctx context.Context, k Knobs, hint int) (Measured, error
 		l := bestLvl
 		m.OK = true
 		m.Point = results.Point{Concurrency: l.Concurrency, Throughput: l.Throughput, AvgUs: l.Latency.AvgUs,
-			P95Us: l.Latency.Percentiles["95"], P99Us: l.Latency.Percentiles["99"],
-			Why: fmt.Sprintf("highest throughput with %s latency within %v", budgetName(t.opts.Budget.Percentile), t.opts.Budget.Limit)}
+			P95Us: l.Latency.Us(95), P99Us: l.Latency.Us(99),
+			Why: fmt.Sprintf("highest throughput with %s latency within %v", t.opts.Budget.Name(), t.opts.Budget.Limit)}
 		m.LatencyUs = t.latency(l).Microseconds()
 		for _, w := range l.Windows {
 			m.Windows = append(m.Windows, w.Throughput)
@@ -462,15 +453,8 @@ func (t *Tuner) fmtMeasured(m Measured) string {
 		return fmt.Sprintf("no level within the budget (concurrencies tried %v)", cs)
 	}
 	return fmt.Sprintf("%.1f infer/sec [%.1f, %.1f] at concurrency %d, %s %.1f ms (%d windows; concurrencies tried %v)",
-		m.Point.Throughput, m.CI.Low, m.CI.High, m.Point.Concurrency, budgetName(t.opts.Budget.Percentile),
+		m.Point.Throughput, m.CI.Low, m.CI.High, m.Point.Concurrency, t.opts.Budget.Name(),
 		float64(m.LatencyUs)/1e3, len(m.Windows), cs)
-}
-
-func budgetName(p float64) string {
-	if p == 0 {
-		return "average"
-	}
-	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
 }
 
 // loadAndMeasure loads the model's current configuration with the knobs k applied (through the

@@ -36,7 +36,7 @@ func sweepFixture() *results.Sweep {
 			ThroughputCI: results.Interval{Mean: thr[i], Low: thr[i] * 0.985, High: thr[i] * 1.015},
 			Latency: results.Latency{AvgUs: avg, StdUs: avg / 4, MinUs: avg / 3, MaxUs: avg * 3,
 				Percentiles: map[string]int64{"50": avg * 95 / 100, "90": avg * 120 / 100, "95": avg * 130 / 100, "99": avg * 165 / 100}},
-			Client: results.ClientBreakdown{SendUs: 45, RecvUs: 57, WaitUs: avg - 110, RequestUs: avg - 8},
+			Client: results.ClientBreakdown{SendUs: 45, RecvUs: 57, WaitUs: avg - 110, RequestUs: avg - 8, NetworkServerUs: max(0, avg-45-57-int64(queue)-422)},
 			Server: &results.ServerBreakdown{Model: "resnet50", Version: "1",
 				InferenceCount: uint64(thr[i] * 15), ExecutionCount: uint64(thr[i] * 15 / float64(min(c, 8))), SuccessCount: uint64(thr[i] * 15),
 				QueueUs: queue, ComputeInputUs: 26, ComputeInferUs: 380, ComputeOutputUs: 16, ComputeUs: 422,
@@ -83,7 +83,7 @@ func rateFixture() *results.Sweep {
 		avg := int64(500 + 3000*i*i)
 		l := results.Level{RequestRate: r, Stable: true, Requests: uint64(r * 10), Throughput: r * 4 * 0.99,
 			Latency: results.Latency{AvgUs: avg, MaxUs: avg * 4, Percentiles: map[string]int64{"50": avg, "90": avg * 3 / 2, "95": avg * 2, "99": avg * 3}},
-			Client:  results.ClientBreakdown{SendUs: 20, RecvUs: 30, WaitUs: avg - 50, RequestUs: avg},
+			Client:  results.ClientBreakdown{SendUs: 20, RecvUs: 30, WaitUs: avg - 50, RequestUs: avg, NetworkServerUs: avg - 50},
 			Open:    &results.OpenLoop{OfferedRate: r, SendRate: r * 0.999, Scheduled: uint64(r * 10), DelayedFraction: 0.001 * float64(i), Workers: 4 + i},
 		}
 		if i == 3 {

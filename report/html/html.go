@@ -6,7 +6,7 @@
 // stylesheet from elsewhere), so it opens offline and can be mailed or archived as one file.
 // CurveSVG writes the main chart alone, for slides. Like package report, this package reads only
 // package results and computes no statistic of its own beyond arranging the figures (the
-// Network+Server part of the breakdown is derived exactly as the CSV derives it).
+// Network+Server part of the breakdown is the level's NetworkServerUs, as in the CSV).
 package html
 
 import (
@@ -321,14 +321,7 @@ func breakdownValues(s *results.Sweep, l *results.Level) []float64 {
 	if srv == nil {
 		srv = &results.ServerBreakdown{}
 	}
-	// Network+Server Send/Recv exactly as the CSV computes it (perf_analyzer §3.5): what the
-	// client waited for that the server's statistics do not account for, floored at zero.
-	accountedNs := srv.QueueNs + srv.ComputeNs
-	if s.ResponseCache {
-		accountedNs = srv.QueueNs + srv.CacheNs
-	}
-	networkNs := l.Latency.AvgUs*1000 - (c.SendUs+c.RecvUs)*1000 - int64(accountedNs)
-	network := float64(max(0, networkNs) / 1000)
+	network := float64(c.NetworkServerUs)
 	if s.ResponseCache {
 		return []float64{send, network, float64(srv.QueueUs), float64(srv.CacheHitUs), float64(srv.CacheMissUs), recv}
 	}

@@ -160,32 +160,6 @@ func TestMarks(t *testing.T) {
 	}
 }
 
-// TestNetworkPartMatchesCSV pins the Network+Server part to report/csv.go's rule: average
-// latency minus client send and receive minus the server's queue and compute, in ns, floored at
-// zero, truncated to µs.
-func TestNetworkPartMatchesCSV(t *testing.T) {
-	s := &results.Sweep{ServerStats: true}
-	l := &results.Level{
-		Latency: results.Latency{AvgUs: 708},
-		Client:  results.ClientBreakdown{SendUs: 45, RecvUs: 57},
-		Server:  &results.ServerBreakdown{QueueUs: 41, ComputeInputUs: 26, ComputeInferUs: 257, ComputeOutputUs: 16, QueueNs: 41000, ComputeNs: 299000},
-	}
-	got := breakdownValues(s, l)
-	want := []float64{45, 266, 41, 26, 257, 16, 57} // perf_analyzer's documented example row
-	if !equal(got, want) {
-		t.Errorf("breakdownValues(PA example) = %v; want %v", got, want)
-	}
-	l.Latency.AvgUs = 100 // less than the parts: the network part is zero, not negative
-	if got := breakdownValues(s, l); got[1] != 0 {
-		t.Errorf("network part = %v; want 0", got[1])
-	}
-	s.ServerStats = false
-	l.Latency.AvgUs = 708
-	if got, want := breakdownValues(s, l), []float64{45, 606, 57}; !equal(got, want) {
-		t.Errorf("breakdownValues without server stats = %v; want %v", got, want)
-	}
-}
-
 func equal(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false

@@ -148,7 +148,7 @@ func cards(s *results.Sweep) []card {
 	}
 	if peak != nil {
 		note := fmt.Sprintf("at %s %s", strings.ToLower(loadName(s)), fmtLoad(s, loadOf(s, peak)))
-		if p95, ok := peak.Latency.Percentiles["95"]; ok {
+		if p95, ok, _ := peak.Latency.At(95); ok {
 			note += " · p95 " + fmtUs(float64(p95))
 		}
 		out = append(out, card{Label: "Peak throughput", Value: fmtRate(peak.Throughput) + " infer/s", Note: note})

@@ -121,7 +121,7 @@ func budgetKey(t *results.Tuning) string {
 	// Budget.String writes the percentile with %g, which turns to an exponent below 0.0001,
 	// and the levels key it in plain decimals: rewrite it as they do.
 	p, _ := strconv.ParseFloat(b.Key, 64)
-	return strconv.FormatFloat(p, 'f', -1, 64)
+	return results.PercentileKey(p)
 }
 
 // budgetLatency is a level's budget figure in microseconds (false when the level lacks it).
