@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 
 	"inferperf/server/daemon"
 	"inferperf/server/fault"
+	"inferperf/server/trace"
 )
 
 func newServeCmd() *cobra.Command {
@@ -23,6 +27,7 @@ func newServeCmd() *cobra.Command {
 	var verbose bool
 	grpcTLS := serverTLSFlags{prefix: "grpc"}
 	httpTLS := serverTLSFlags{prefix: "http"}
+	var tf traceFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the embedded KServe v2 reference server (HTTP, gRPC, Prometheus metrics)",
@@ -44,10 +49,22 @@ snake case, for example
   parameters { key: "fault_error_rate" value { string_value: "0.05" } }
   parameters { key: "fault_jitter" value { string_value: "2ms" } }
 Faults are drawn per request from a random source seeded by --fault-seed, so the number of
-each fault among N requests is the same on every run.`,
+each fault among N requests is the same on every run.
+
+Tracing (Triton's trace extension, off by default): --trace-config level=TIMESTAMPS with
+--trace-config triton,file=PATH writes a trace of one request in --trace-config rate=N (default
+1000) to PATH, in Triton's JSON format, when the server stops; --trace-config count=N stops
+after N traces, --trace-config triton,log-frequency=N writes every N traces to PATH.0, PATH.1,
+... The older --trace-file, --trace-level, --trace-rate, --trace-count and --trace-log-frequency
+do the same; --trace-config wins where both set a value. Clients change the settings at run
+time (GET/POST /v2[/models/NAME]/trace/setting, the TraceSetting RPC).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Faults.Validate(); err != nil {
+				return err
+			}
+			var err error
+			if cfg.Trace, err = tf.setting(); err != nil {
 				return err
 			}
 			for _, t := range []struct {
@@ -75,7 +92,6 @@ each fault among N requests is the same on every run.`,
 				level = slog.LevelDebug
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			var err error
 			for _, t := range []struct {
 				flags *serverTLSFlags
 				dst   **tls.Config
@@ -102,6 +118,10 @@ each fault among N requests is the same on every run.`,
 				cfg.Logger.Warn("injecting faults into inference requests", "error_rate", cfg.Faults.ErrorRate, "jitter", cfg.Faults.Jitter,
 					"spike_rate", cfg.Faults.SpikeRate, "spike", cfg.Faults.Spike, "hang_rate", cfg.Faults.HangRate,
 					"reset_rate", cfg.Faults.ResetRate, "slow_read", cfg.Faults.SlowRead, "seed", cfg.Faults.Seed)
+			}
+			if cfg.Trace.Level != trace.Off {
+				cfg.Logger.Info("tracing", "level", cfg.Trace.Level.String(), "rate", cfg.Trace.Rate, "count", cfg.Trace.Count,
+					"log_frequency", cfg.Trace.LogFrequency, "file", cfg.Trace.File)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "inferperf serve: %s %s, %s %s, metrics %s\n",
 				label("HTTP", cfg.HTTPTLS), orOff(d.HTTPAddr), label("gRPC", cfg.GRPCTLS), orOff(d.GRPCAddr), orOff(d.MetricsAddr))
@@ -147,6 +167,13 @@ each fault among N requests is the same on every run.`,
 	f.Float64Var(&ff.ResetRate, "fault-reset-rate", 0, "fault injection: fraction of inference requests whose TCP connection is reset (RST) before the reply is complete")
 	f.DurationVar(&ff.SlowRead, "fault-slow-read", 0, fmt.Sprintf("fault injection, HTTP only: read every inference request body and write every reply in %d-byte chunks, pausing this long before each", fault.SlowChunk))
 	f.Uint64Var(&ff.Seed, "fault-seed", 1, "fault injection: seed of the random source the faults are drawn from")
+	f.StringArrayVar(&tf.config, "trace-config", nil, "tracing, as tritonserver's (repeat it): level=OFF|TIMESTAMPS, rate=N (trace one request in N; default 1000), count=N (stop after N traces; -1: never), triton,file=PATH (the trace file), triton,log-frequency=N (write every N traces to PATH.<i>; 0: when the server stops)")
+	f.StringVar(&tf.file, "trace-file", "", "tracing: the trace file (tritonserver's older flag; see --trace-config triton,file)")
+	f.StringArrayVar(&tf.levels, "trace-level", nil, "tracing: OFF or TIMESTAMPS (tritonserver's older flag, repeatable; see --trace-config level)")
+	f.StringVar(&tf.rate, "trace-rate", "1000", "tracing: trace one request in this many (tritonserver's older flag; see --trace-config rate)")
+	f.StringVar(&tf.count, "trace-count", "-1", "tracing: stop after this many traces, -1 never (tritonserver's older flag; see --trace-config count)")
+	f.StringVar(&tf.logFrequency, "trace-log-frequency", "0", "tracing: write every this many traces to the trace file's indexed files, 0 when the server stops (tritonserver's older flag; see --trace-config triton,log-frequency)")
+	tf.changed = f.Changed
 	for _, t := range []*serverTLSFlags{&grpcTLS, &httpTLS} {
 		p, name, what := t.prefix, "gRPC", "gRPC"
 		if p == "http" {
@@ -159,6 +186,115 @@ each fault among N requests is the same on every run.`,
 		f.StringVar(&t.root, p+"-root-cert", "", "PEM file of the authority that signs "+name+" client certificates (mutual TLS)")
 	}
 	return cmd
+}
+
+// traceFlags are serve's tracing flags, tritonserver's: --trace-config and the older --trace-*
+// flags it replaced (Triton's docs/user_guide/trace.md).
+type traceFlags struct {
+	config                    []string
+	file                      string
+	levels                    []string
+	rate, count, logFrequency string
+	changed                   func(name string) bool
+}
+
+// setting returns the start-up trace setting the flags ask for: Triton's defaults, then the older
+// flags given, then each --trace-config in order, so that --trace-config wins where both set a
+// value. Every error is one line naming the flag and its value.
+func (tf *traceFlags) setting() (trace.Setting, error) {
+	s := trace.Defaults()
+	// from names the flag (and value) that set each value, for the errors about the whole.
+	from := map[string]string{}
+	// set applies one value; flag names it in the errors ("--trace-rate 0", "--trace-config rate=0").
+	set := func(flag, key, value string) error {
+		switch key {
+		case "level":
+			l, err := parseTraceLevel(value)
+			if err != nil {
+				return fmt.Errorf("%s: %v", flag, err)
+			}
+			s.Level = l
+		case "rate", "log-frequency":
+			n, err := strconv.ParseUint(value, 10, 32)
+			if err != nil {
+				return fmt.Errorf("%s: expect an integer from 0 to %d", flag, uint32(1<<32-1))
+			}
+			if key == "rate" {
+				s.Rate = uint32(n)
+			} else {
+				s.LogFrequency = uint32(n)
+			}
+		case "count":
+			n, err := strconv.ParseInt(value, 10, 32)
+			if err != nil || n < -1 {
+				return fmt.Errorf("%s: expect -1 (no limit) or an integer from 0 to %d", flag, int32(1<<31-1))
+			}
+			s.Count = int32(n)
+		case "file":
+			s.File = value
+		}
+		from[key] = flag
+		return nil
+	}
+	older := []struct{ name, key, value string }{
+		{"trace-file", "file", tf.file}, {"trace-level", "level", strings.Join(tf.levels, ",")},
+		{"trace-rate", "rate", tf.rate}, {"trace-count", "count", tf.count}, {"trace-log-frequency", "log-frequency", tf.logFrequency},
+	}
+	for _, f := range older {
+		if tf.changed(f.name) {
+			if err := set("--"+f.name+" "+f.value, f.key, f.value); err != nil {
+				return s, err
+			}
+		}
+	}
+	for _, c := range tf.config {
+		flag := "--trace-config " + c
+		mode, kv, scoped := strings.Cut(c, ",")
+		if !scoped {
+			mode, kv = "", c
+		}
+		key, value, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok:
+			return s, fmt.Errorf("%s: expect [triton,]SETTING=VALUE", flag)
+		case mode == "opentelemetry" || (mode == "" && key == "mode" && value == "opentelemetry"):
+			return s, fmt.Errorf("%s: OpenTelemetry tracing is not supported by this server (mode triton only)", flag)
+		case mode == "" && key == "mode":
+			if value != "triton" {
+				return s, fmt.Errorf("%s: expect mode=triton", flag)
+			}
+			continue
+		case mode == "" && (key == "level" || key == "rate" || key == "count"),
+			mode == "triton" && (key == "file" || key == "log-frequency"):
+		case mode == "" || mode == "triton":
+			return s, fmt.Errorf("%s: unknown setting %q; expect level, rate, count, mode, triton,file or triton,log-frequency", flag, key)
+		default:
+			return s, fmt.Errorf("%s: unknown trace mode %q; expect triton", flag, mode)
+		}
+		if err := set(flag, key, value); err != nil {
+			return s, err
+		}
+	}
+	if s.Level != trace.Off {
+		switch {
+		case s.File == "":
+			return s, fmt.Errorf("%s: tracing needs a trace file (--trace-config triton,file=PATH, or --trace-file PATH)", from["level"])
+		case s.Rate == 0:
+			return s, fmt.Errorf("%s: the trace rate must be at least 1 (one request in N is traced)", from["rate"])
+		}
+	}
+	return s, nil
+}
+
+// parseTraceLevel reads --trace-level values (comma-joined when repeated) or a --trace-config
+// level: OFF or TIMESTAMPS, in any case, as tritonserver reads them.
+func parseTraceLevel(value string) (trace.Level, error) {
+	names := strings.Split(strings.ToUpper(value), ",")
+	l, err := trace.ParseLevels(names)
+	if err != nil && len(names) > 1 && slices.Contains(names, "OFF") {
+		return 0, fmt.Errorf("OFF cannot be combined with another level")
+	}
+	return l, err
 }
 
 // label names an endpoint in the start-up line: "HTTP" or "gRPC" in plain text, "HTTPS" or
