@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -91,7 +92,7 @@ func loadName(l *results.Level) string {
 // what the load added before it and what it adds after it.
 func throughputKneeWhy(ls []results.Level, i int) string {
 	gain := func(a, b *results.Level) string {
-		return fmt.Sprintf("%+.0f%% throughput for %+.0f%% load", 100*(b.Throughput/a.Throughput-1), 100*(loadOf(b)/loadOf(a)-1))
+		return fmt.Sprintf("%s throughput for %s load", signedPct(b.Throughput/a.Throughput-1), signedPct(loadOf(b)/loadOf(a)-1))
 	}
 	why := "the throughput curve bends here (Kneedle)"
 	if i > 0 {
@@ -105,6 +106,16 @@ func throughputKneeWhy(ls []results.Level, i int) string {
 		why += fmt.Sprintf("%sbeyond it %s (%s)", sep, gain(&ls[i], &ls[i+1]), loadName(&ls[i+1]))
 	}
 	return why
+}
+
+// signedPct prints a relative change as a signed whole percentage, "+0%" for what rounds to
+// zero (never "-0%").
+func signedPct(x float64) string {
+	pct := math.Round(100 * x)
+	if pct == 0 {
+		pct = 0 // not -0
+	}
+	return fmt.Sprintf("%+.0f%%", pct)
 }
 
 // latencyKneeWhy says why level i is the knee of the latency curve, with the p95 figures here

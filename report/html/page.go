@@ -243,7 +243,11 @@ func levelRows(s *results.Sweep, keys []string) []levelRow {
 		}
 		for _, k := range keys {
 			if v, ok := l.Latency.Percentiles[k]; ok {
-				r.Percentiles = append(r.Percentiles, fmtUs(float64(v)))
+				cell := fmtUs(float64(v))
+				if l.Latency.LowerBounds[k] {
+					cell = "≥ " + cell // requests that never came back: the latency is at least this
+				}
+				r.Percentiles = append(r.Percentiles, cell)
 			} else {
 				r.Percentiles = append(r.Percentiles, "—")
 			}
