@@ -116,5 +116,9 @@ type Admin interface {
 	// Load loads or reloads a model; configJSON, if not empty, replaces its configuration.
 	Load(ctx context.Context, name, configJSON string) error
 	Unload(ctx context.Context, name string) error
+	// UpdateTraceSetting changes the trace settings of a model (Triton's trace extension:
+	// "trace_level", "trace_rate", "trace_count", "log_frequency", "trace_file"; trace_level may
+	// hold several values, the others one) and returns the model's settings as they now are.
+	UpdateTraceSetting(ctx context.Context, model string, settings map[string][]string) (map[string][]string, error)
 	Close() error
 }

@@ -191,6 +191,18 @@ type Config struct {
 	// their ages, as lower bounds. 0 is the default: three times the level's schedule, at least
 	// five seconds, which lets a level offered up to four times the server's capacity finish.
 	DrainTimeout time.Duration `json:"drain_timeout,omitempty"`
+	// TraceSettings are pushed to the server's trace extension for the model before the run
+	// (perf_analyzer's --trace-level, --trace-rate, --trace-count, --log-frequency): Triton's
+	// setting names, each with its values.
+	TraceSettings map[string][]string `json:"trace_settings,omitempty"`
+}
+
+// SetTrace sets one of the trace settings pushed before the run.
+func (c *Config) SetTrace(key, value string) {
+	if c.TraceSettings == nil {
+		c.TraceSettings = map[string][]string{}
+	}
+	c.TraceSettings[key] = []string{value}
 }
 
 // Validate checks the configuration and names every problem with its flag.

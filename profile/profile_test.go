@@ -12,7 +12,9 @@ import (
 	"inferperf/client/httpclient"
 	"inferperf/profile"
 	"inferperf/results"
+	"inferperf/server/daemon"
 	"inferperf/server/servertest"
+	"inferperf/server/trace"
 )
 
 // delayModel is a simulated accelerator of 10 ms per execution, one instance, no batching.
@@ -228,6 +230,36 @@ func TestInterruptDuringStatisticsRead(t *testing.T) {
 			}
 			if tc.minLevels > 0 && sweep.Levels[0].Requests == 0 {
 				t.Errorf("the interrupted level kept no requests: %+v", sweep.Levels[0])
+			}
+		})
+	}
+}
+
+// TestTraceSettingsPushed: perf_analyzer's --trace-level, --trace-rate, --trace-count and
+// --log-frequency reach the server's trace settings of the model before the run, over both
+// protocols, and the run's requests are traced as they ask.
+func TestTraceSettingsPushed(t *testing.T) {
+	for _, protocol := range []string{"http", "grpc"} {
+		t.Run(protocol, func(t *testing.T) {
+			// A trace file, tracing off: the run turns it on for the model.
+			s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay10": delayModel}, Trace: true,
+				Configure: func(c *daemon.Config) { c.Trace.Level = trace.Off }})
+			inf, admin, url := clientFor(t, protocol, s)
+			cfg := config(protocol, url, 1)
+			cfg.RequestCount = 5
+			for k, v := range map[string]string{"trace_level": "TIMESTAMPS", "trace_rate": "2", "trace_count": "-1", "log_frequency": "0"} {
+				cfg.SetTrace(k, v)
+			}
+			if _, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{}); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			st, err := s.Daemon.Core.TraceSetting("delay10")
+			if err != nil || st.Level != trace.Timestamps || st.Rate != 2 || st.Count != -1 {
+				t.Fatalf("the model's trace setting is %+v (%v); want TIMESTAMPS, rate 2, count -1", st, err)
+			}
+			// The first request and five measured ones: every second one is traced.
+			if n := len(s.Traces(t)); n != 3 {
+				t.Errorf("%d traces of 6 requests at rate 2; want 3", n)
 			}
 		})
 	}

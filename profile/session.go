@@ -87,6 +87,11 @@ func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin clien
 		return nil, err
 	}
 	s.model = m
+	if len(cfg.TraceSettings) > 0 {
+		if _, err := admin.UpdateTraceSetting(ctx, cfg.Model, cfg.TraceSettings); err != nil {
+			return nil, fmt.Errorf("setting the server's trace settings of model '%s': %w", cfg.Model, err)
+		}
+	}
 	cfg.Inputs.BatchSize = cfg.BatchSize
 	if s.data, err = inputs.Load(m.Model, cfg.InputData, cfg.Inputs); err != nil {
 		return nil, err

@@ -169,6 +169,23 @@ func (c *Client) Load(ctx context.Context, name, configJSON string) error {
 	return nil
 }
 
+// UpdateTraceSetting changes a model's trace settings with the TraceSetting RPC.
+func (c *Client) UpdateTraceSetting(ctx context.Context, model string, settings map[string][]string) (map[string][]string, error) {
+	req := &pb.TraceSettingRequest{ModelName: model, Settings: map[string]*pb.TraceSettingRequest_SettingValue{}}
+	for k, v := range settings {
+		req.Settings[k] = &pb.TraceSettingRequest_SettingValue{Value: v}
+	}
+	r, err := c.stub().TraceSetting(c.outgoing(ctx), req)
+	if err != nil {
+		return nil, c.classify(ctx, err)
+	}
+	out := map[string][]string{}
+	for k, v := range r.GetSettings() {
+		out[k] = v.GetValue()
+	}
+	return out, nil
+}
+
 // Unload unloads a model; the server does not wait for the unload to finish.
 func (c *Client) Unload(ctx context.Context, name string) error {
 	if _, err := c.stub().RepositoryModelUnload(c.outgoing(ctx), &pb.RepositoryModelUnloadRequest{ModelName: name}); err != nil {

@@ -377,6 +377,39 @@ func (c *Client) Unload(ctx context.Context, name string) error {
 	return c.fetch(ctx, http.MethodPost, "/v2/repository/models/"+url.PathEscape(name)+"/unload", nil, nil)
 }
 
+// UpdateTraceSetting posts the settings to /v2/models/{model}/trace/setting: trace_level as an
+// array of strings, every other setting as a string, as Triton's trace extension takes them.
+func (c *Client) UpdateTraceSetting(ctx context.Context, model string, settings map[string][]string) (map[string][]string, error) {
+	body := map[string]any{}
+	for k, v := range settings {
+		if k == "trace_level" {
+			body[k] = v
+		} else if len(v) > 0 {
+			body[k] = v[0]
+		}
+	}
+	req, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	var reply map[string]json.RawMessage
+	if err := c.fetch(ctx, http.MethodPost, "/v2/models/"+url.PathEscape(model)+"/trace/setting", req, &reply); err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for k, raw := range reply {
+		var one string
+		var many []string
+		switch {
+		case json.Unmarshal(raw, &many) == nil:
+			out[k] = many
+		case json.Unmarshal(raw, &one) == nil:
+			out[k] = []string{one}
+		}
+	}
+	return out, nil
+}
+
 // flexUint is an unsigned counter that may come as a JSON number or a numeric string.
 type flexUint uint64
 

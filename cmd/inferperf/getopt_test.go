@@ -140,7 +140,12 @@ func TestProfileFlags(t *testing.T) {
 			return f.collectMetrics && f.metricsInterval == 250*time.Millisecond
 		}, ""},
 		{[]string{"-m", "x", "--metrics-url", "h:1/metrics"}, nil, "need --collect-metrics"},
-		{[]string{"-m", "x", "--trace-level", "TIMESTAMPS"}, nil, "not supported yet: --trace-level"},
+		{[]string{"-m", "x", "--trace-level", "OFF", "--trace-level", "timestamps", "--trace-rate", "10", "--trace-count", "-1", "--log-frequency", "0"}, func(f *profileFlags) bool {
+			t := f.cfg.TraceSettings
+			return len(t) == 4 && t["trace_level"][0] == "TIMESTAMPS" && t["trace_rate"][0] == "10" && t["trace_count"][0] == "-1" && t["log_frequency"][0] == "0"
+		}, ""},
+		{[]string{"-m", "x", "--trace-level", "ALL"}, nil, "--trace-level \"ALL\": use OFF, TIMESTAMPS or TENSORS"},
+		{[]string{"-m", "x", "--trace-count", "-2"}, nil, "--trace-count: \"-2\" must be an integer of at least -1"},
 		{[]string{"-m", "x", "--ssl-grpc-use-ssl"}, nil, "--ssl-grpc-use-ssl applies to -i grpc only"},
 		{[]string{"-m", "x", "-i", "grpc", "--ssl-grpc-use-ssl"}, func(f *profileFlags) bool { return f.ssl.grpcUseSSL }, ""},
 		{[]string{"-m", "x", "--ssl-https-verify-peer=0", "--ssl-https-verify-h", "0", "--ssl-https-client-certificate-type", "der", "--ssl-https-client-certificate-file", "c.der"}, func(f *profileFlags) bool {

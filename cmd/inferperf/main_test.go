@@ -112,7 +112,7 @@ func TestModelNotFoundNamesIt(t *testing.T) {
 }
 
 func TestUsageErrorsExit99(t *testing.T) {
-	for _, args := range [][]string{{"profile", "--bogus"}, {"profile", "-m", "x", "--trace-level", "OFF"}, {"profile"}} {
+	for _, args := range [][]string{{"profile", "--bogus"}, {"profile", "-m", "x", "--trace-level", "ALL"}, {"profile"}} {
 		r := runBinary(t, binary, args...)
 		if r.code != 99 || r.stderr == "" {
 			t.Errorf("%q: exit %d stderr %q; want 99 with a message", args, r.code, r.stderr)

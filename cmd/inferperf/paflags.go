@@ -359,10 +359,34 @@ func (f *profileFlags) options() []opt {
 		{short: 'f', arg: true, set: str(&f.csvFile)},
 		{long: "verbose-csv", set: on(&f.verboseCSV)},
 		{long: "profile-export-file", arg: true, set: str(&f.exportFile)},
-		{long: "trace-level", arg: true, set: notSupported("trace-level")},
-		{long: "trace-rate", arg: true, set: notSupported("trace-rate")},
-		{long: "trace-count", arg: true, set: notSupported("trace-count")},
-		{long: "log-frequency", arg: true, set: notSupported("log-frequency")},
+		// The server's trace settings for the model, pushed before the run as perf_analyzer does
+		// (Triton's trace extension). perf_analyzer keeps only the last --trace-level.
+		{long: "trace-level", arg: true, set: func(v string) error {
+			switch strings.ToUpper(v) {
+			case "OFF", "TIMESTAMPS", "TENSORS":
+				c.SetTrace("trace_level", strings.ToUpper(v))
+				return nil
+			}
+			return usageErrorf("--trace-level %q: use OFF, TIMESTAMPS or TENSORS", v)
+		}},
+		{long: "trace-rate", arg: true, set: func(v string) error {
+			n, err := parseUint("--trace-rate", v)
+			c.SetTrace("trace_rate", strconv.FormatUint(n, 10))
+			return err
+		}},
+		{long: "trace-count", arg: true, set: func(v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < -1 {
+				return usageErrorf("failed to parse --trace-count: %q must be an integer of at least -1", v)
+			}
+			c.SetTrace("trace_count", strconv.FormatInt(n, 10))
+			return nil
+		}},
+		{long: "log-frequency", arg: true, set: func(v string) error {
+			n, err := parseUint("--log-frequency", v)
+			c.SetTrace("log_frequency", strconv.FormatUint(n, 10))
+			return err
+		}},
 
 		// inferperf's own.
 		{long: "embedded", set: on(&f.embedded)},

@@ -100,6 +100,9 @@ Output
   --json <file>, --results <file> every level, window and error of the run, as JSON
   --report <file>                 a self-contained HTML report (also: inferperf report run.json)
   --profile-export-file <file>    every request, in perf_analyzer's export JSON (never overwrites)
+  --trace-level OFF|TIMESTAMPS|TENSORS, --trace-rate <n>, --trace-count <n>, --log-frequency <n>
+                                  set the server's trace settings of the model before the run
+                                  (Triton's trace extension; inferperf serve --trace-file)
 
 Exit status: 0 ok; 2 the first level never stabilised; 3 a window completed no request;
 99 any other error; 130 interrupted (what was measured is still printed and written).
