@@ -1,20 +1,20 @@
 package profile
 
 import (
-	"io"
 	"reflect"
 	"testing"
 	"time"
 
 	"inferperf/load"
 	"inferperf/measure"
+	"inferperf/results"
 )
 
 // TestCompactOld: as windows pile up in a long level (a load stage), every window but the last
 // stabilityWindow loses its histograms, and the level's record of each window is what it would
 // have been without compaction.
 func TestCompactOld(t *testing.T) {
-	s := &Session{cfg: Config{Percentile: 95, BatchSize: 1}, hooks: Hooks{Warn: io.Discard}}
+	s := &Session{cfg: Config{Percentile: 95, BatchSize: 1}, hooks: Hooks{Events: results.NoEvents{}}}
 	rec := measure.NewRecorder(1)
 	t0 := time.Unix(1000, 0)
 	rec.Cut(t0)

@@ -184,8 +184,6 @@ type Config struct {
 	WarmupRequestCount uint64 `json:"warmup_request_count,omitempty"`
 	// RequestTimeout bounds each request; 0 = none.
 	RequestTimeout time.Duration `json:"request_timeout,omitempty"`
-	// Verbose prints each window's figures as it ends (-v).
-	Verbose bool `json:"verbose,omitempty"`
 	// DrainTimeout bounds how long an open-loop level waits, after its schedule ended, for the
 	// requests still out (--drain-timeout); those that have not come back by then are kept at
 	// their ages, as lower bounds. 0 is the default: three times the level's schedule, at least

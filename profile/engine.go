@@ -24,6 +24,9 @@ type Load struct {
 	// Windows > 0 measures exactly that many windows whatever the stability rule says (a load
 	// stage, a re-measure); 0 measures until the rule decides, up to --max-trials.
 	Windows int
+
+	// stage is the level's place in a load shape, for its start event.
+	stage results.LevelStart
 }
 
 func (l Load) open() bool { return l.Rate > 0 }
@@ -62,8 +65,10 @@ type source interface {
 // measured, also with an error, so that what was measured is reported.
 func (s *Session) Measure(ctx context.Context, ld Load) (*results.Level, Outcome, error) {
 	defer s.experiment(ld)()
+	start := ld.stage
+	start.Concurrency, start.Rate = ld.Concurrency, ld.Rate
 	if ld.open() {
-		fmt.Fprintf(s.hooks.Out, "Request Rate: %s inference requests per second\n", FormatFloat(ld.Rate))
+		s.hooks.Events.LevelStart(start)
 		src, err := s.openSource(ld)
 		if err != nil {
 			return nil, Failed, err
@@ -74,7 +79,7 @@ func (s *Session) Measure(ctx context.Context, ld Load) (*results.Level, Outcome
 	if err != nil {
 		return nil, outcomeOf(ctx), err
 	}
-	fmt.Fprintf(s.hooks.Out, "Request concurrency: %d\n", ld.Concurrency)
+	s.hooks.Events.LevelStart(start)
 	if s.cfg.RequestCount > 0 {
 		return s.counted(ctx, c, ld)
 	}
@@ -147,9 +152,7 @@ func (s *Session) measure(ctx context.Context, ld Load, src source) (*results.Le
 		for _, w := range ws {
 			windows = append(windows, w)
 			compactOld(windows, s.cfg.Percentile)
-			if s.cfg.Verbose {
-				s.printPass(len(windows), w)
-			}
+			s.pass(len(windows), w)
 		}
 	}
 	for offered < trials && !v.done {
@@ -199,7 +202,7 @@ func (s *Session) measure(ctx context.Context, ld Load, src source) (*results.Le
 		v = decide(windows, rl, true)
 	}
 	if v.throughputOnly {
-		fmt.Fprintln(s.hooks.Warn, "Warning: Request latency is not stabilizing. Please try lowering the request rate.")
+		s.hooks.Events.Note(results.Note{Kind: results.NoteThroughputOnly})
 	}
 	lvl := s.level(ld, windows, snaps, samples, v, src)
 	switch v.outcome {
@@ -626,12 +629,9 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// progress reports a finished window to OnWindow.
+// progress reports the end of window k of at most trials.
 func (s *Session) progress(ld Load, k, trials int, windows []measure.Window) {
-	if s.hooks.OnWindow == nil {
-		return
-	}
-	s.hooks.OnWindow(ld.label(), k, trials, windowSpread(windows, s.cfg.Percentile))
+	s.hooks.Events.Window(results.WindowDone{Level: ld.label(), K: k, Max: trials, Spread: windowSpread(windows, s.cfg.Percentile)})
 }
 
 // windowSpread is how far the last three windows are from stable, in percent, as the stability
@@ -662,16 +662,14 @@ func windowSpread(ws []measure.Window, percentile float64) float64 {
 	return sp
 }
 
-// printPass prints a window's figures as it ends (-v), as perf_analyzer's verbose mode does.
-func (s *Session) printPass(trial int, w measure.Window) {
-	cfg := s.cfg
-	lat := "Avg latency: " + fmt.Sprint(w.Mean().Microseconds()) + " usec (std " + fmt.Sprint(w.StdDev().Microseconds()) + " usec). "
-	if cfg.Percentile > 0 {
-		lat = fmt.Sprintf("p%g latency: %d usec. ", cfg.Percentile, w.Percentile(cfg.Percentile).Microseconds())
+// pass reports the figures of the level's n-th window (perf_analyzer's -v pass line).
+func (s *Session) pass(n int, w measure.Window) {
+	p := results.Pass{N: n, Throughput: w.Throughput(s.cfg.BatchSize), AvgUs: w.Mean().Microseconds(), StdUs: w.StdDev().Microseconds()}
+	if s.cfg.Percentile > 0 {
+		p.Percentile, p.PercentileUs = s.cfg.Percentile, w.Percentile(s.cfg.Percentile).Microseconds()
 	}
-	fmt.Fprintf(s.hooks.Out, "  Pass [%d] throughput: %s infer/sec. %s\n", trial, FormatFloat(w.Throughput(cfg.BatchSize)), lat)
-	if w.Scheduled > 0 {
-		fmt.Fprintf(s.hooks.Out, "    offered %s infer/sec, sent %s infer/sec, %d never came back\n",
-			FormatFloat(float64(w.Scheduled)/w.Duration().Seconds()), FormatFloat(w.SendRate()), w.InFlight)
+	if w.OpenLoop {
+		p.Open, p.Offered, p.Sent, p.NeverCameBack = true, float64(w.Scheduled)/w.Duration().Seconds(), w.SendRate(), w.InFlight
 	}
+	s.hooks.Events.Pass(p)
 }

@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"fmt"
 	"sort"
 
 	"inferperf/load"
@@ -87,7 +86,7 @@ func (s *Session) level(ld Load, windows []measure.Window, snaps []serverstats.S
 	if s.stats != nil && len(snaps) > len(windows) && from < len(snaps) {
 		top, comp, err := s.stats.Breakdown(snaps[from], snaps[len(snaps)-1])
 		if err != nil {
-			fmt.Fprintf(s.hooks.Warn, "Warning: %v\n", err)
+			s.hooks.Events.Note(results.Note{Kind: results.NoteBreakdown, Text: err.Error()})
 		} else {
 			lvl.Server, lvl.Composing = top, comp
 		}

@@ -130,7 +130,7 @@ func TestSweepLevelsAndSummaryOrder(t *testing.T) {
 	cfg.MeasurementMode, cfg.MeasurementRequestCount = profile.CountWindows, 20
 	var seen []int
 	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{
-		OnLevel: func(_ *results.Sweep, l *results.Level) { seen = append(seen, l.Concurrency) },
+		Events: levelEnds(func(l *results.Level) { seen = append(seen, l.Concurrency) }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -264,3 +264,13 @@ func TestTraceSettingsPushed(t *testing.T) {
 		})
 	}
 }
+
+// levelEnds is an Events that calls f with every level measured.
+type levelEnds func(*results.Level)
+
+func (f levelEnds) Settings(results.Banner)                     {}
+func (f levelEnds) LevelStart(results.LevelStart)               {}
+func (f levelEnds) Window(results.WindowDone)                   {}
+func (f levelEnds) Pass(results.Pass)                           {}
+func (f levelEnds) Note(results.Note)                           {}
+func (f levelEnds) LevelEnd(_ *results.Sweep, l *results.Level) { f(l) }

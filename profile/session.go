@@ -3,7 +3,6 @@ package profile
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
@@ -17,14 +16,9 @@ import (
 
 // Hooks are what a Session reports to while it measures. The zero value reports nothing.
 type Hooks struct {
-	// Out receives perf_analyzer's progress lines (its stdout); Warn its warnings (its stderr).
-	Out, Warn io.Writer
-	// OnLevel, if set, is called after each measured level of a sweep, with the sweep so far.
-	OnLevel func(*results.Sweep, *results.Level)
-	// OnWindow, if set, is called after each measurement window: the level ("concurrency 4",
-	// "request rate 100/s"), the window's number k of at most max, and the spread of the last
-	// three windows in percent (NaN before three, see windowSpread) to compare with -s.
-	OnWindow func(level string, k, max int, spread float64)
+	// Events receives the run's progress as data: settings, level starts, windows, notes and
+	// each level's figures (report.Console prints them as perf_analyzer does); nil ignores them.
+	Events results.Events
 	// Metrics, if set, scrapes the server's Prometheus endpoint during the run (--collect-metrics);
 	// each level reports the GPU and CPU figures of its merged windows.
 	Metrics *scrape.Scraper
@@ -72,11 +66,8 @@ type Model struct {
 // answer is a setup error, not a level of failures. inf sends the requests and admin reads
 // metadata and statistics; both speak the configuration's protocol.
 func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin client.Admin, hooks Hooks) (*Session, error) {
-	if hooks.Out == nil {
-		hooks.Out = io.Discard
-	}
-	if hooks.Warn == nil {
-		hooks.Warn = io.Discard
+	if hooks.Events == nil {
+		hooks.Events = results.NoEvents{}
 	}
 	if hooks.Now == nil {
 		hooks.Now = time.Now
@@ -97,7 +88,7 @@ func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin clien
 		return nil, err
 	}
 	if sum := s.data.Summary(); sum != "" {
-		fmt.Fprintln(hooks.Out, " "+sum)
+		hooks.Events.Note(results.Note{Kind: results.NoteData, Text: sum})
 	}
 	if s.payload, err = s.prepare(); err != nil {
 		return nil, err
@@ -109,7 +100,7 @@ func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin clien
 		return nil, fmt.Errorf("the first request to model '%s' failed: %w", cfg.Model, err)
 	} else if err := s.payload.check(0, resp); err != nil {
 		// Not fatal: mismatches are counted through the run, by kind, with examples.
-		fmt.Fprintf(hooks.Warn, "Warning: the first response already differs from the validation data: %v\n", err)
+		hooks.Events.Note(results.Note{Kind: results.NoteValidation, Text: err.Error()})
 	}
 	if m.ServerStats {
 		var steps []client.EnsembleStep
@@ -132,7 +123,7 @@ func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin clien
 }
 
 // Close stops the closed loop's workers (letting the requests in flight finish, up to a grace),
-// the streams and the scraper, and prints the scraper's warnings.
+// the streams and the scraper, and reports the scraper's warnings.
 func (s *Session) Close() {
 	if s.closed != nil {
 		s.closed.close()
@@ -145,7 +136,7 @@ func (s *Session) Close() {
 		s.stopMetrics()
 		s.stopMetrics = nil
 		for _, w := range s.hooks.Metrics.Warnings() {
-			fmt.Fprintln(s.hooks.Warn, "WARNING:", w)
+			s.hooks.Events.Note(results.Note{Kind: results.NoteScrape, Text: w})
 		}
 	}
 }

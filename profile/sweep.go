@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"strings"
 	"time"
 
 	"inferperf/client"
@@ -28,10 +26,14 @@ var (
 // even when it also returns an error, so that what was measured before a failure or an
 // interrupt is still reported.
 func Run(ctx context.Context, cfg Config, inf client.Inferer, admin client.Admin, hooks Hooks) (*results.Sweep, error) {
-	now := hooks.Now
-	if now == nil {
-		now = time.Now
+	clock := hooks.Now
+	if clock == nil {
+		clock = time.Now
 	}
+	// The sweep's start and end without their monotonic readings: compared on the wall clock
+	// alone, as they are once read back from the JSON, so every report of the sweep shows the
+	// same duration.
+	now := func() time.Time { return clock().Round(0) }
 	settings, _ := json.Marshal(cfg)
 	sweep := &results.Sweep{Schema: results.SchemaVersion, Tool: "inferperf", Started: now(), Settings: settings,
 		Model: cfg.Model, ModelVersion: cfg.ModelVersion, URL: cfg.URL, Protocol: cfg.Protocol, BatchSize: cfg.BatchSize,
@@ -50,7 +52,7 @@ func Run(ctx context.Context, cfg Config, inf client.Inferer, admin client.Admin
 	}
 	defer s.Close()
 	sweep.ServerStats, sweep.ResponseCache = s.model.ServerStats, s.cache
-	s.printSettings()
+	s.banner()
 	var reason results.StopReason
 	switch {
 	case len(cfg.Stages) > 0:
@@ -71,9 +73,7 @@ func (s *Session) measureInto(ctx context.Context, sweep *results.Sweep, ld Load
 	lvl, out, err := s.Measure(ctx, ld)
 	if lvl != nil {
 		sweep.Levels = append(sweep.Levels, *lvl)
-		if s.hooks.OnLevel != nil {
-			s.hooks.OnLevel(sweep, &sweep.Levels[len(sweep.Levels)-1])
-		}
+		s.hooks.Events.LevelEnd(sweep, &sweep.Levels[len(sweep.Levels)-1])
 	}
 	return out, err
 }
@@ -131,7 +131,7 @@ func (s *Session) sweep(ctx context.Context, sweep *results.Sweep) (results.Stop
 		case NoRequests:
 			return true, results.NoRequests, ErrNoRequests, false
 		case OverThreshold:
-			fmt.Fprintf(s.hooks.Warn, "Measured latency went over the set limit of %d msec. \n", cfg.LatencyThreshold.Milliseconds())
+			s.hooks.Events.Note(results.Note{Kind: results.NoteOverThreshold, Limit: cfg.LatencyThreshold})
 			return !cfg.BinarySearch, results.LatencyThreshold, nil, false
 		case Unstable:
 			s.unstableMessage(v)
@@ -195,8 +195,8 @@ func (s *Session) stages(ctx context.Context, sweep *results.Sweep) (results.Sto
 		width = time.Second
 	}
 	for i, st := range s.cfg.Stages {
-		fmt.Fprintf(s.hooks.Out, "Stage %d/%d: %s %g for %s\n", i+1, len(s.cfg.Stages), st.Kind, st.Value, st.Duration)
-		ld := Load{Windows: max(1, int((st.Duration+width-1)/width))}
+		ld := Load{Windows: max(1, int((st.Duration+width-1)/width)),
+			stage: results.LevelStart{Stage: i + 1, Stages: len(s.cfg.Stages), StageLine: fmt.Sprintf("%s %g for %s", st.Kind, st.Value, st.Duration)}}
 		if st.Kind == "concurrency" {
 			ld.Concurrency = int(st.Value)
 		} else {
@@ -219,72 +219,34 @@ func (s *Session) stages(ctx context.Context, sweep *results.Sweep) (results.Sto
 	return results.Completed, nil
 }
 
-// unstableMessage prints perf_analyzer's failure message, which Model Analyzer greps for.
+// unstableMessage reports perf_analyzer's failure message, which Model Analyzer greps for.
 func (s *Session) unstableMessage(v float64) {
-	cfg := s.cfg
-	if cfg.RateMode() {
-		fmt.Fprintln(s.hooks.Warn, "Failed to obtain stable measurement.")
-		return
+	n := results.Note{Kind: results.NoteUnstable, MaxTrials: s.cfg.MaxTrials, CountWindows: s.cfg.MeasurementMode == CountWindows}
+	if s.cfg.RateMode() {
+		n.Rate = v
+	} else {
+		n.Concurrency = int(v)
 	}
-	what := "--measurement-interval"
-	if cfg.MeasurementMode == CountWindows {
-		what = "--measurement-request-count"
-	}
-	fmt.Fprintf(s.hooks.Warn, "Failed to obtain stable measurement within %d measurement windows for concurrency %d. Please try to increase the %s.\n", cfg.MaxTrials, int(v), what)
+	s.hooks.Events.Note(n)
 }
 
-// printSettings prints perf_analyzer's "*** Measurement Settings ***" block.
-func (s *Session) printSettings() {
+// banner reports the settings of perf_analyzer's "*** Measurement Settings ***" block.
+func (s *Session) banner() {
 	cfg := s.cfg
-	var b strings.Builder
-	b.WriteString("*** Measurement Settings ***\n")
-	fmt.Fprintf(&b, "  Batch size: %d\n", cfg.BatchSize)
-	b.WriteString("  Service Kind: TRITON\n")
-	fmt.Fprintf(&b, "  Using \"%s\" mode for stabilization\n", cfg.MeasurementMode)
-	switch {
-	case cfg.Async && cfg.Percentile == 0:
-		b.WriteString("  Stabilizing using average throughput\n")
-	case cfg.Async:
-		fmt.Fprintf(&b, "  Stabilizing using p%glatency and throughput\n", cfg.Percentile)
-	case cfg.Percentile > 0:
-		fmt.Fprintf(&b, "  Stabilizing using p%glatency and throughput\n", cfg.Percentile)
-	default:
-		b.WriteString("  Stabilizing using average latency and throughput\n")
-	}
-	if cfg.MeasurementMode == TimeWindows {
-		fmt.Fprintf(&b, "  Measurement window: %d msec\n", cfg.MeasurementInterval.Milliseconds())
-	} else {
-		fmt.Fprintf(&b, "  Minimum number of samples in each window: %d\n", cfg.MeasurementRequestCount)
-	}
-	if cfg.WarmupRequestCount > 0 {
-		fmt.Fprintf(&b, "  Sending %d warmup requests\n", cfg.WarmupRequestCount)
-	}
-	if cfg.RequestCount > 0 {
-		fmt.Fprintf(&b, "  Sending %d benchmark requests\n", cfg.RequestCount)
-	}
-	if (cfg.RateMode() && cfg.RequestRate.End != cfg.RequestRate.Start) || (!cfg.RateMode() && cfg.Concurrency.End != 1) {
-		fmt.Fprintf(&b, "  Latency limit: %d msec\n", cfg.LatencyThreshold.Milliseconds())
+	b := results.Banner{
+		BatchSize: cfg.BatchSize, MeasurementMode: cfg.MeasurementMode, Async: cfg.Async, Streaming: cfg.Streaming,
+		Percentile: cfg.Percentile, Window: cfg.MeasurementInterval, MinRequests: cfg.MeasurementRequestCount,
+		WarmupRequests: cfg.WarmupRequestCount, Requests: cfg.RequestCount, LatencyLimit: cfg.LatencyThreshold,
+		ShowLatencyLimit: (cfg.RateMode() && cfg.RequestRate.End != cfg.RequestRate.Start) || (!cfg.RateMode() && cfg.Concurrency.End != 1),
+		ConcurrencyLimit: max(cfg.Concurrency.Start, cfg.Concurrency.End), BinarySearch: cfg.BinarySearch,
 	}
 	switch {
 	case len(cfg.Intervals) > 0:
-		b.WriteString("  Using custom request intervals (--request-intervals)\n")
-	case cfg.RateMode() && cfg.Distribution == "poisson":
-		b.WriteString("  Using poisson distribution on request generation\n")
+		b.Schedule = "intervals"
 	case cfg.RateMode():
-		b.WriteString("  Using uniform distribution on request generation\n")
-	default:
-		fmt.Fprintf(&b, "  Concurrency limit: %d concurrent requests\n", max(cfg.Concurrency.Start, cfg.Concurrency.End))
+		b.Schedule = cfg.Distribution
 	}
-	if cfg.BinarySearch {
-		b.WriteString("  Using Binary Search algorithm\n")
-	}
-	if cfg.Async || cfg.Streaming {
-		b.WriteString("  Using asynchronous calls for inference\n")
-	} else {
-		b.WriteString("  Using synchronous calls for inference\n")
-	}
-	b.WriteString("\n")
-	io.WriteString(s.hooks.Out, b.String())
+	s.hooks.Events.Settings(b)
 }
 
 // FormatFloat formats a figure as C++ iostreams do by default (6 significant digits, %g), which

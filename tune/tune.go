@@ -105,9 +105,9 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 	if o.Budget.Limit <= 0 {
 		return nil, errors.New("tune: the latency budget must be positive")
 	}
-	res = &Result{Schema: results.TuningSchemaVersion, Kind: results.TuningKind, Tool: "inferperf", Started: time.Now(),
+	res = &Result{Schema: results.TuningSchemaVersion, Kind: results.TuningKind, Tool: "inferperf", Started: wallNow(),
 		URL: o.Profile.URL, Protocol: o.Profile.Protocol, Model: o.Model, Budget: o.Budget.String()}
-	defer func() { res.Finished = time.Now() }()
+	defer func() { res.Finished = wallNow() }()
 	mc, err := t.admin.ModelConfig(ctx, o.Model, "")
 	if err != nil {
 		return res, fmt.Errorf("reading the configuration of model '%s': %w", o.Model, err)
@@ -303,12 +303,31 @@ func (t *Tuner) latency(l *results.Level) time.Duration {
 // openSession sets up the session every level is measured on; the returned function closes it.
 // The session's scraper warnings go to the step log when it closes.
 func (t *Tuner) openSession(ctx context.Context) (func(), error) {
-	s, err := profile.NewSession(ctx, t.sessionConfig(), t.inf, t.admin, profile.Hooks{Warn: t.out, Metrics: t.opts.Metrics})
+	s, err := profile.NewSession(ctx, t.sessionConfig(), t.inf, t.admin, profile.Hooks{Events: stepLog{out: t.out}, Metrics: t.opts.Metrics})
 	if err != nil {
 		return nil, err
 	}
 	t.sess = s
 	return func() { s.Close(); t.sess = nil }, nil
+}
+
+// wallNow is the time without its monotonic reading: the run's start and end are compared on
+// the wall clock alone, so that a page drawn from the result and one drawn from its JSON (which
+// keeps only the wall clock) show the same duration.
+func wallNow() time.Time { return time.Now().Round(0) }
+
+// stepLog takes the session's warnings into the step log; the tuner prints its own account of
+// each level.
+type stepLog struct {
+	results.NoEvents
+	out io.Writer
+}
+
+func (l stepLog) Note(n results.Note) {
+	switch n.Kind {
+	case results.NoteScrape, results.NoteBreakdown, results.NoteValidation:
+		fmt.Fprintln(l.out, "WARNING:", n.Text)
+	}
 }
 
 // sessionConfig is the measurement template as the tuner measures with it: one concurrency at a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"inferperf/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func TestProgressLine(t *testing.T) {
 	}
 	var b bytes.Buffer
 	p := newProgress(&b, 10)
-	p.window("concurrency 1", 1, 10, math.NaN())
+	p.window(results.WindowDone{Level: "concurrency 1", K: 1, Max: 10, Spread: math.NaN()})
 	p.clear()
 	if b.Len() != 0 || p.on {
 		t.Errorf("a progress line on a non-terminal: %q", b.String())
@@ -95,7 +96,7 @@ func TestProgressLine(t *testing.T) {
 	// On a terminal: drawn in place with \r, and erased before other output.
 	p.on = true
 	c := clearing{p, &b}
-	p.window("concurrency 1", 1, 10, math.NaN())
+	p.window(results.WindowDone{Level: "concurrency 1", K: 1, Max: 10, Spread: math.NaN()})
 	c.Write([]byte("Request concurrency: 2\n"))
 	if got := b.String(); !strings.HasPrefix(got, "\r\x1b[Kconcurrency 1 | window 1/10") || !strings.HasSuffix(got, "\r\x1b[KRequest concurrency: 2\n") {
 		t.Errorf("terminal output = %q", got)

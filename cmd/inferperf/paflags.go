@@ -610,9 +610,6 @@ func (f *profileFlags) finish() error {
 		f.warnings = append(f.warnings, fmt.Sprintf("Overriding max_threads specification to ensure requested concurrency range (%d).", end))
 		c.MaxThreads = int(end)
 	}
-	if f.verbosity > 0 {
-		c.Verbose = true
-	}
 	if !f.collectMetrics && (f.metricsURL != "" || f.metricsInterval != 0) {
 		return usageErrorf("--metrics-url and --metrics-interval need --collect-metrics")
 	}

@@ -134,19 +134,15 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer admin.Close()
 	}
 
-	hooks := profile.Hooks{Out: stdout, Warn: stderr}
+	prog := newProgress(stderr, cfg.StabilityPercentage)
+	console := &report.Console{Out: stdout, Warn: stderr, Verbose: f.verbosity > 0}
+	if prog.on {
+		console.Progress = prog.window
+		console.Out, console.Warn = clearing{prog, stdout}, clearing{prog, stderr}
+	}
+	hooks := profile.Hooks{Events: console}
 	if f.collectMetrics {
 		hooks.Metrics = scrape.New(scrapeURL(f.metricsURL, metricsAddr, cfg.URL), f.metricsInterval, nil)
-	}
-	prog := newProgress(stderr, cfg.StabilityPercentage)
-	if prog.on {
-		hooks.OnWindow = prog.window
-		hooks.Out, hooks.Warn = clearing{prog, stdout}, clearing{prog, stderr}
-	}
-	hooks.OnLevel = func(s *results.Sweep, l *results.Level) {
-		prog.clear()
-		report.Level(stdout, s, l, f.verbosity > 0)
-		fmt.Fprintln(stdout)
 	}
 	if exp != nil {
 		hooks.Export = exp

@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"inferperf/results"
 )
 
 // progress draws a live status line on stderr while a run goes: the level, the window k of at
@@ -35,12 +37,12 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// window redraws the line after a window; it is the Runner's OnWindow.
-func (p *progress) window(level string, k, max int, spread float64) {
+// window redraws the line after a window; it is the console's Progress.
+func (p *progress) window(w results.WindowDone) {
 	if !p.on {
 		return
 	}
-	fmt.Fprint(p.w, "\r\x1b[K"+progressLine(level, k, max, spread, p.stability, time.Since(p.start)))
+	fmt.Fprint(p.w, "\r\x1b[K"+progressLine(w.Level, w.K, w.Max, w.Spread, p.stability, time.Since(p.start)))
 	p.drawn = true
 }
 
