@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"inferperf/internal/testlock"
 	"inferperf/load"
 	"inferperf/profile"
 	"inferperf/server/servertest"
@@ -82,8 +81,11 @@ func truthOf(t *testing.T, traces []trace.Trace, sched load.Schedule, start time
 // holds every reported figure to the truth of the server's trace: throughput within 5 % of its
 // completion rate, p50 and p99 within 10 % of the true latencies of every scheduled request, and
 // never below them.
+//
+// It does not take testlock.Timed: the truth comes from the same run's trace, so a busy machine
+// slows the server and the measurement alike; only the client's own time after a reply is not
+// in the truth, and the 50 ms service time leaves it 5 ms at half the capacity.
 func TestOpenLoopTruth(t *testing.T) {
-	testlock.Timed(t)
 	const capacity = 20.0 // nominal: 1 / 50 ms
 	for _, tc := range []struct {
 		load     float64 // × capacity
@@ -118,8 +120,14 @@ func TestOpenLoopTruth(t *testing.T) {
 				cfg.Distribution = "poisson"
 				sched = &load.Poisson{Rate: rate, Seed: 7}
 			}
-			// perf_analyzer's flags of the table: -p 1000 -r 3 -s 999 (stability off).
-			cfg.MeasurementInterval, cfg.MaxTrials, cfg.StabilityPercentage = time.Second, 3, 999
+			// perf_analyzer's flags of the table: -p 1000 -r 3 -s 999 (stability off); past the
+			// capacity, where latencies run to seconds and the level waits as long again for
+			// its requests, -p 500 keeps the test short with the same margins.
+			width := time.Second
+			if tc.load >= 2 {
+				width = 500 * time.Millisecond
+			}
+			cfg.MeasurementInterval, cfg.MaxTrials, cfg.StabilityPercentage = width, 3, 999
 			switch tc.mode {
 			case "sync1":
 				cfg.MaxThreads = 1
@@ -137,7 +145,7 @@ func TestOpenLoopTruth(t *testing.T) {
 			}
 			l := sweep.Levels[0]
 			start := l.Windows[0].Start
-			n := load.CountBefore(sched, 3*time.Second, 0)
+			n := load.CountBefore(sched, 3*width, 0)
 			if l.Open.Scheduled != n || l.Open.InFlight != 0 || l.Requests != n {
 				t.Fatalf("scheduled %d, answered %d, censored %d; want all %d scheduled answered", l.Open.Scheduled, l.Requests, l.Open.InFlight, n)
 			}

@@ -81,7 +81,8 @@ func TestTuneInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: interrupting an end-to-end tuning run takes ~20 s; it runs in every full test run, CI included")
 	}
-	testlock.Timed(t)
+	// Not testlock.Timed: what it checks (the stop, the configuration left loaded) does not
+	// depend on the figures measured, so it may run beside the timed tests.
 	for _, restore := range []bool{false, true} {
 		name := map[bool]string{false: "best", true: "restore"}[restore]
 		t.Run(name, func(t *testing.T) {
@@ -160,7 +161,8 @@ func TestTuneInterrupted(t *testing.T) {
 // the poor start within the same space (max_batch_size 8, at most 2 instances): the tuner must
 // reach ≥ 90 % of the brute-force best throughput inside the budget, measuring no more
 // configurations than the grid holds. Its step limit is left loose so that how many
-// configurations it measures is its own doing.
+// configurations it measures is its own doing. The tuning run is also held to checkTuned (it
+// improves, keeps only steps within the budget, and leaves the best configuration loaded).
 func TestTuneNearBruteForce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: brute force plus tuning takes ~40 s; it runs in every full test run, CI included")
@@ -217,6 +219,7 @@ func TestTuneNearBruteForce(t *testing.T) {
 	if measured > len(grid) {
 		t.Errorf("the tuner measured %d configurations; the brute-force grid %d", measured, len(grid))
 	}
+	checkTuned(t, c, res, opts.Budget)
 	if !res.Best.OK || res.Best.Point.Throughput < 0.9*bruteBest.Point.Throughput {
 		t.Errorf("the tuner's best %s: %.1f infer/sec (ok %v) is under 90%% of the brute-force best %s: %.1f infer/sec",
 			res.Best.Knobs, res.Best.Point.Throughput, res.Best.OK, bruteBest.Knobs, bruteBest.Point.Throughput)

@@ -2,16 +2,11 @@ package tune_test
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"inferperf/client"
 	"inferperf/client/httpclient"
-	"inferperf/internal/testlock"
 	"inferperf/profile"
-	"inferperf/server/servertest"
 	"inferperf/tune"
 )
 
@@ -29,37 +24,11 @@ parameters [
 instance_group [ { count: 1 kind: KIND_CPU } ]
 `
 
-// TestTuneDelayEndToEnd tunes the delay model from its poor start on the real server, with short
-// windows: the throughput inside the budget must improve, no kept step may break the budget, and
-// the best configuration must be the one loaded at the end.
-func TestTuneDelayEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: end-to-end tuning takes tens of seconds; it runs in every full test run, CI included")
-	}
-	testlock.Timed(t)
-	s := servertest.Start(t, servertest.Options{Models: map[string]string{"delay": poorDelay}})
-	url := strings.TrimPrefix(s.HTTPURL, "http://")
-	c, err := httpclient.New(client.Options{URL: url, Connections: 64, BinaryInputs: true, BinaryOutputs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	budget := profile.Budget{Percentile: 95, Limit: 50 * time.Millisecond}
-	opts := tune.Options{
-		Model: "delay", Budget: budget, MaxSteps: 5, TimeLimit: 50 * time.Second, MaxConcurrency: 64,
-		Profile: profile.Config{URL: url, Protocol: "http", BatchSize: 1,
-			MeasurementMode: profile.TimeWindows, MeasurementInterval: 300 * time.Millisecond,
-			MeasurementRequestCount: 50, StabilityPercentage: 30, MaxTrials: 6, MaxThreads: 64},
-	}
-	if testing.Verbose() {
-		opts.Out = os.Stdout
-	}
-	start := time.Now()
-	res, err := tune.New(opts, c, c).Run(context.Background())
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	t.Logf("tuned in %v: %s; baseline %.1f -> best %.1f infer/sec", time.Since(start), res.Stop, res.Baseline.Point.Throughput, res.Best.Point.Throughput)
+// checkTuned checks a tuning run of the delay model from its poor start on the real server: the
+// throughput inside the budget must improve, no kept step may break the budget, and the best
+// configuration must be the one loaded at the end.
+func checkTuned(t *testing.T, c *httpclient.Client, res *tune.Result, budget profile.Budget) {
+	t.Helper()
 	if !res.Best.OK || res.Best.Point.Throughput <= res.Baseline.Point.Throughput*1.2 {
 		t.Errorf("best %.1f infer/sec (ok %v) does not improve on the baseline %.1f", res.Best.Point.Throughput, res.Best.OK, res.Baseline.Point.Throughput)
 	}
