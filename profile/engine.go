@@ -289,14 +289,7 @@ func (c *closedLoop) begin(t time.Time) { c.rec.Cut(t) } // the previous level's
 func (c *closedLoop) wait(ctx context.Context, _ int) bool {
 	cfg := c.s.cfg
 	if cfg.MeasurementMode == TimeWindows {
-		t := time.NewTimer(cfg.MeasurementInterval)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+		return sleepUntil(ctx, time.Now().Add(cfg.MeasurementInterval))
 	}
 	start := c.s.hooks.Now()
 	tick := time.NewTicker(10 * time.Millisecond)

@@ -42,6 +42,10 @@ func (tr truth) percentile(p float64) time.Duration {
 	return tr.latencies[min(rank, n)-1]
 }
 
+// clientSlack is what a loaded machine may add between the server's reply and the client's
+// stamp of it, beyond 10 % of the latency (see TestOpenLoopTruth).
+const clientSlack = 15 * time.Millisecond
+
 // truthOf pairs the schedule's intended times with the trace's replies in order (the server is
 // a single FIFO slot, so the i-th reply answers the i-th request sent), for the n requests of a
 // level that started at start.
@@ -156,8 +160,15 @@ func TestOpenLoopTruth(t *testing.T) {
 			for _, p := range []float64{50, 99} {
 				got := time.Duration(l.Latency.Us(p)) * time.Microsecond
 				want := tr.percentile(p)
-				if got < want || float64(got) > 1.1*float64(want) {
-					t.Errorf("p%g %v; the truth is %v (within 10%%, never below)", p, got, want)
+				// The truth ends when the server began its reply; the client has it a little
+				// later, and on a machine loaded beside two spinning shells its goroutine can wait
+				// a scheduler slice (11 ms was seen) before it stamps the reply. That shows in the
+				// tail of a level of 30 requests under capacity (p99 is its largest): the bound
+				// allows 10 % or 15 ms, whichever is more. Past the capacity the latencies are
+				// seconds, and 10 % is the bound.
+				limit := max(time.Duration(1.1*float64(want)), want+clientSlack)
+				if got < want || got > limit {
+					t.Errorf("p%g %v; the truth is %v (at most %v, never below)", p, got, want, limit)
 				}
 			}
 			overloaded := tc.load >= 2

