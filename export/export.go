@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"inferperf/internal/tempfile"
 	"io"
 	"io/fs"
 	"os"
@@ -91,7 +92,7 @@ func Create(path, version string) (*Exporter, error) {
 	if _, err := os.Lstat(path); err == nil {
 		return nil, existsError(path)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".inferperf-export-*")
+	f, err := tempfile.Create(filepath.Dir(path), ".inferperf-export-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the profile export file %s: %w", path, err)
 	}

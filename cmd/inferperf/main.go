@@ -26,6 +26,7 @@ func newRootCmd() *cobra.Command {
 		Short:         "Load generator and reference server for KServe v2 / Triton inference servers",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version, // --version prints "inferperf version X"
 	}
 	root.AddCommand(newServeCmd(), newProfileCmd(), newReportCmd(), newTuneCmd())
 	return root

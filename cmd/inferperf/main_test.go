@@ -223,3 +223,10 @@ parameters [ { key: "fixed_delay_us" value: { string_value: "1500000" } } ]`), 0
 		t.Errorf("serve exit = %v; want 0", err)
 	}
 }
+
+func TestVersionFlag(t *testing.T) {
+	r := runBinary(t, binary, "--version")
+	if r.code != 0 || !strings.Contains(r.stdout, "inferperf version "+version) {
+		t.Errorf("--version: exit %d stdout %q stderr %q; want 0 and the version", r.code, r.stdout, r.stderr)
+	}
+}

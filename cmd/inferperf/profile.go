@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"inferperf/internal/tempfile"
 	"io"
 	"io/fs"
 	"net"
@@ -338,7 +339,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 		}
 		return writeClose(path, out, write)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".inferperf-*")
+	tmp, err := tempfile.Create(filepath.Dir(path), ".inferperf-")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

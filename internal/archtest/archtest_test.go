@@ -52,7 +52,7 @@ var table = map[string]rule{
 	"client":            {layer: 1, allowed: []string{"kserve"}},
 	"inputs":            {layer: 1, allowed: []string{"kserve"}},
 	"measure":           {layer: 1, allowed: []string{"load"}}, // + hdrhistogram-go
-	"export":            {layer: 1, allowed: []string{"load"}}, // --profile-export-file, streamed
+	"export":            {layer: 1, allowed: []string{"load", "internal/tempfile"}}, // --profile-export-file, streamed
 	"scrape":            {layer: 1},                            // prometheus/common
 	"server/models":     {layer: 1, allowed: []string{"kserve"}},
 	"server/fault":      {layer: 1, allowed: []string{"kserve"}}, // injected faults: the core draws them, the front ends apply them
@@ -94,6 +94,7 @@ var table = map[string]rule{
 	// Outside the layers.
 	"internal/testcerts": {layer: 0},
 	"internal/testlock":  {layer: 0, stdlibOnly: true}, // serialises the tests that measure wall-clock time
+	"internal/tempfile":  {layer: 0, stdlibOnly: true}, // outputs' temporary files, with the umask's mode
 	"internal/archtest":  {layer: 0},
 	"bench/...":          {layer: 7, any: true},
 }
