@@ -51,9 +51,9 @@ var table = map[string]rule{
 	"kserve/pb/deflate": {layer: 1},                              // + grpc: the deflate compressor both sides register
 	"client":            {layer: 1, allowed: []string{"kserve"}},
 	"inputs":            {layer: 1, allowed: []string{"kserve"}},
-	"measure":           {layer: 1, allowed: []string{"load"}}, // + hdrhistogram-go
+	"measure":           {layer: 1, allowed: []string{"load"}},                      // + hdrhistogram-go
 	"export":            {layer: 1, allowed: []string{"load", "internal/tempfile"}}, // --profile-export-file, streamed
-	"scrape":            {layer: 1},                            // prometheus/common
+	"scrape":            {layer: 1},                                                 // prometheus/common
 	"server/models":     {layer: 1, allowed: []string{"kserve"}},
 	"server/fault":      {layer: 1, allowed: []string{"kserve"}}, // injected faults: the core draws them, the front ends apply them
 
