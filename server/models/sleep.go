@@ -16,6 +16,11 @@ const (
 	spinMargin   = 150 * time.Microsecond
 )
 
+// PreciseSleep blocks the calling thread for about d (within the kernel's timer slack, ~50 µs),
+// where the runtime's timers would wake up to a millisecond late. It reports false where no
+// precise primitive exists (off Linux): the caller then waits another way.
+func PreciseSleep(d time.Duration) bool { return preciseSleep(d) }
+
 // sleepUntil returns at deadline (a few microseconds late at most on an idle Linux machine), or
 // with ctx's error as soon as ctx is done during the long, coarse part of the wait.
 func sleepUntil(ctx context.Context, deadline time.Time) error {

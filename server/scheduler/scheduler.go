@@ -518,12 +518,55 @@ func (s *Scheduler) dispatch() {
 			<-s.wake
 			continue
 		}
-		timer.Reset(wait)
+		// The runtime's timer for all but the last napSpan of the wait, and naps for the rest:
+		// the runtime's timers wake up to a millisecond late when the process is otherwise idle,
+		// which would turn a max_queue_delay_microseconds of 100 into a millisecond (Triton
+		// waits to the microsecond).
+		deadline := now.Add(wait)
+		if wait > napSpan {
+			timer.Reset(wait - napSpan)
+			select {
+			case <-s.wake:
+				timer.Stop()
+				continue
+			case <-timer.C:
+			}
+		}
+		s.nap(deadline, timer)
+	}
+}
+
+// napSpan is the end of a dispatcher's wait that it spends in naps rather than on a runtime
+// timer; napSlice the longest nap, so that a request that completes a batch meanwhile is seen
+// within it.
+const (
+	napSpan  = 2 * time.Millisecond
+	napSlice = 50 * time.Microsecond
+)
+
+// nap waits until deadline or a wake-up, whichever comes first, in nanosleep slices: precise to
+// the kernel's timer slack, and only while a batch or a timeout is pending (an idle dispatcher
+// blocks on s.wake and costs nothing). Where no precise sleep exists it waits on timer.
+func (s *Scheduler) nap(deadline time.Time, timer *time.Timer) {
+	for {
 		select {
 		case <-s.wake:
-		case <-timer.C:
+			return
+		default:
 		}
-		timer.Stop()
+		d := deadline.Sub(models.Now())
+		if d <= 0 {
+			return
+		}
+		if !models.PreciseSleep(min(d, napSlice)) {
+			timer.Reset(d)
+			select {
+			case <-s.wake:
+			case <-timer.C:
+			}
+			timer.Stop()
+			return
+		}
 	}
 }
 
