@@ -408,9 +408,12 @@ type openLoop struct {
 	// backlog: the level stopped offering windows because they piled up unfinished.
 	backlog bool
 	// spanEnd and finished are the end of the level's measured span and the successes completed
-	// in it from the first merged window on, read when the last windows were collected.
+	// in it from window spanFrom on (the first merged window if every offered window is
+	// reported), read when the last windows were collected.
 	spanEnd  time.Time
 	finished uint64
+	spanFrom int
+	offered  int
 }
 
 // openSource prepares an open-loop level.
@@ -556,7 +559,7 @@ func (o *openLoop) finish(ctx context.Context, offered, collected int, interrupt
 	// some never did; the throughput is what the server completed in it.
 	from := max(0, offered-stabilityWindow)
 	n, last := o.rec.Finished(from)
-	o.finished, o.spanEnd = n, o.windowEnd(offered-1)
+	o.finished, o.spanEnd, o.spanFrom, o.offered = n, o.windowEnd(offered-1), from, offered
 	if last.After(o.spanEnd) {
 		o.spanEnd = last
 	}
@@ -577,7 +580,10 @@ func (o *openLoop) annotate(lvl *results.Level, ws []measure.Window, from int) {
 	}
 	merged := measure.Merge(ws[from:]...)
 	lvl.Overloaded = measure.Overloaded(ws, s.cfg.StabilityPercentage) || o.backlog
-	if !o.spanEnd.IsZero() && from == max(0, len(ws)-stabilityWindow) {
+	// The span's throughput stands for the level when its windows are the ones merged (a level
+	// decided before its last windows came back reports the windows that decided it, and their
+	// own completions).
+	if !o.spanEnd.IsZero() && from == o.spanFrom && len(ws) == o.offered {
 		span := o.spanEnd.Sub(merged.Start).Seconds()
 		lvl.DurationSec = span
 		lvl.Throughput = float64(o.finished) * float64(s.cfg.BatchSize) / span
