@@ -112,8 +112,9 @@ func (s *Session) loadAt(v float64) Load {
 }
 
 // sweep runs the levels: linearly from start by step until the end, the threshold or a failure,
-// or, with --binary-search, bisecting for the highest load under the threshold (perf_analyzer
-// §2.5).
+// or, with --binary-search, bisecting for the highest load under the threshold, as
+// perf_analyzer's binary search does: measure the start and the end, then halve the interval
+// towards the highest load that stays under -l until it is no wider than the step.
 func (s *Session) sweep(ctx context.Context, sweep *results.Sweep) (results.StopReason, error) {
 	cfg := s.cfg
 	start, end, step, integral := s.bounds()

@@ -29,8 +29,9 @@ type rule struct {
 //   - server may also import kserve/pb and server/models;
 //   - server/repository may also import kserve;
 //   - server/servertest may also import server/repository, kserve and kserve/pb;
-//   - server/trace (Triton's trace extension) is a leaf not in style.md; the core, the front ends,
-//     the daemon and servertest may import it;
+//   - server/trace (Triton's trace extension: settings, sampling, the trace file) is a leaf that
+//     imports only the standard library and golang.org/x/sys; the core, the front ends, the daemon
+//     and servertest may import it;
 //   - cmd/inferperf and everything under bench/ may import anything.
 //
 // A key ending in "/..." covers the package and everything below it.
