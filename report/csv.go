@@ -14,7 +14,7 @@ import (
 // CSVOptions choose perf_analyzer's optional CSV columns.
 type CSVOptions struct {
 	// Verbose adds Avg latency (without --percentile), request/response and response wait
-	// (--verbose-csv).
+	// (--verbose-csv), and in rate mode inferperf's open-loop columns after them.
 	Verbose bool
 	// Metrics adds the four GPU metric columns (--verbose-csv with --collect-metrics).
 	Metrics bool
@@ -64,9 +64,11 @@ func CSV(w io.Writer, s *results.Sweep, opts CSVOptions) error {
 		}
 	}
 	// Open loop appends what perf_analyzer cannot say: the service times beside the latencies from
-	// the intended send times, the delayed share, and whether the level was overloaded. Tools
-	// that read perf_analyzer's columns by name are unaffected.
-	open := s.Mode == "request_rate" || stages
+	// the intended send times, the delayed share, and whether the level was overloaded. In rate
+	// mode only with --verbose-csv, so that the default file is perf_analyzer's, column for column
+	// (Model Analyzer and scripts compare whole headers); a load shape has no perf_analyzer
+	// counterpart and always carries them.
+	open := (s.Mode == "request_rate" && opts.Verbose) || stages
 	if open {
 		head = append(head, "p50 service time", "p99 service time", "Delayed Requests", "Overloaded")
 	}
