@@ -34,7 +34,7 @@ func Run(ctx context.Context, cfg Config, inf client.Inferer, admin client.Admin
 	// alone, as they are once read back from the JSON, so every report of the sweep shows the
 	// same duration.
 	now := func() time.Time { return clock().Round(0) }
-	settings, _ := json.Marshal(cfg)
+	settings, _ := json.Marshal(Settings(cfg))
 	sweep := &results.Sweep{Schema: results.SchemaVersion, Tool: "inferperf", Started: now(), Settings: settings,
 		Model: cfg.Model, ModelVersion: cfg.ModelVersion, URL: cfg.URL, Protocol: cfg.Protocol, BatchSize: cfg.BatchSize,
 		Mode: "concurrency", Percentile: cfg.Percentile, StopReason: results.Completed}
