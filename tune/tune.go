@@ -1,7 +1,7 @@
 // Package tune is the budgeted tuning loop (`inferperf tune`): fix a latency budget, find the
 // highest throughput inside it (a concurrency search), then change one setting of the model
 // configuration at a time — dynamic batching's queue delay and preferred batch size, the maximum
-// batch size, the instance count — as the seed's rules suggest (see Propose), re-measure, and
+// batch size, the instance count — as the rules of Propose suggest, re-measure, and
 // keep a change only when the throughput inside the budget improves beyond noise (Welch's t-test
 // on per-window throughputs, see Decide). Changes go through the repository load API with a
 // configuration override, so any server with Triton's repository extension can be tuned. On exit
@@ -185,12 +185,20 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 	}
 	tried := map[string]bool{base.String(): true}
 	lim := Limits{Budget: o.Budget.Limit, MaxInstances: o.MaxInstances, MaxBatchSize: o.MaxBatchSize}
+	// heldBack says, once per run, that a limit stopped a rule: the log then explains why the
+	// tuner went no further that way, and the stop reason keeps it for the JSON.
+	heldBack := ""
 	for len(res.Steps) < o.MaxSteps {
 		if runCtx.Err() != nil {
 			return stopped(runCtx.Err())
 		}
+		props, held := Propose(best.Knobs, t.observation(best), lim)
+		if len(held) > 0 && heldBack == "" {
+			heldBack = held[0].Rule + " held: " + held[0].Limit
+			fmt.Fprintf(t.out, "Held: %s.\n", held[0])
+		}
 		var next *Proposal
-		for _, p := range Propose(best.Knobs, t.observation(best), lim) {
+		for _, p := range props {
 			if !tried[p.To.String()] {
 				next = &p
 				break
@@ -198,7 +206,10 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 		}
 		if next == nil {
 			res.Stop = "no rule proposes an untried change"
-			fmt.Fprintf(t.out, "Stopped: no rule proposes a change not yet tried.\n")
+			if heldBack != "" {
+				res.Stop += "; " + heldBack
+			}
+			fmt.Fprintf(t.out, "Stopped: %s.\n", res.Stop)
 			return res, nil
 		}
 		tried[next.To.String()] = true
@@ -249,6 +260,9 @@ func (t *Tuner) Run(ctx context.Context) (res *Result, err error) {
 		}
 	}
 	res.Stop = fmt.Sprintf("max steps (%d) reached", o.MaxSteps)
+	if heldBack != "" {
+		res.Stop += "; " + heldBack
+	}
 	fmt.Fprintf(t.out, "Stopped: %s.\n", res.Stop)
 	return res, nil
 }

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -45,34 +46,52 @@ func TestPropose(t *testing.T) {
 		first string // rule of the first proposal ("" = none)
 		has   []string
 		not   []string
+		held  string // rule held back by a limit ("" = none)
 	}{
 		{"queue >> compute, no batching", noBatch, Observation{Concurrency: 4, Throughput: 100, Latency: ms(40), QueueUs: 30000, ComputeUs: 10000, MeanBatch: 1, Batch1: 1},
-			"enable-batching", []string{"add-instance"}, []string{"fill-batches"}},
+			"enable-batching", []string{"add-instance"}, []string{"fill-batches"}, ""},
 		{"model cannot batch", Knobs{MaxBatch: 0, Instances: 1}, Observation{Concurrency: 4, Throughput: 100, Latency: ms(40), QueueUs: 30000, ComputeUs: 10000},
-			"add-instance", nil, []string{"enable-batching", "preferred-batch"}},
+			"add-instance", nil, []string{"enable-batching", "preferred-batch"}, ""},
 		{"latency near the budget with a queue delay", delayed, Observation{Concurrency: 8, Throughput: 300, Latency: ms(45), QueueUs: 5000, ComputeUs: 20000, MeanBatch: 6},
-			"latency-high", nil, []string{"fill-batches"}},
+			"latency-high", nil, []string{"fill-batches"}, ""},
 		{"small batches with room", batching, Observation{Concurrency: 3, Throughput: 80, Latency: ms(20), QueueUs: 1000, ComputeUs: 12000, MeanBatch: 1.5, Batch1: 0.6},
-			"fill-batches", []string{"preferred-batch"}, []string{"latency-high"}},
+			"fill-batches", []string{"preferred-batch"}, []string{"latency-high"}, ""},
 		{"full batches with room", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 1000, ComputeUs: 24000, MeanBatch: 7.5, Batch1: 0},
-			"add-instance", []string{"raise-max-batch"}, []string{"fill-batches", "preferred-batch"}},
+			"add-instance", []string{"raise-max-batch"}, []string{"fill-batches", "preferred-batch"}, ""},
 		{"busy instances at the cap", Knobs{MaxBatch: 8, Dynamic: true, Instances: 4}, Observation{Concurrency: 64, Throughput: 1280, Latency: ms(49), QueueUs: 20000, ComputeUs: 24000, MeanBatch: 8},
-			"", nil, []string{"add-instance"}},
+			"", nil, []string{"add-instance"}, "add-instance"},
 		{"idle instances", Knobs{MaxBatch: 8, Dynamic: true, Instances: 3}, Observation{Concurrency: 2, Throughput: 100, Latency: ms(45), QueueUs: 100, ComputeUs: 12000, MeanBatch: 1},
-			"remove-instance", nil, []string{"add-instance"}},
+			"remove-instance", nil, []string{"add-instance"}, ""},
+		// Requests wait as long as they compute, but the compute is 20 µs and the one instance
+		// computes 2% of the time: the wait is the server's scheduling, not a busy instance.
+		{"queue as long as a tiny compute, instance idle", Knobs{MaxBatch: 0, Instances: 1}, Observation{Concurrency: 1, Throughput: 1000, Latency: ms(1), QueueUs: 25, ComputeUs: 20},
+			"", nil, []string{"add-instance"}, ""},
+		// Two instances at concurrency 2: nothing waits, yet both compute nearly all the time;
+		// one instance would be overloaded, so no removal.
+		{"no queue but instances busy", Knobs{MaxBatch: 0, Instances: 2}, Observation{Concurrency: 2, Throughput: 160, Latency: ms(13), QueueUs: 50, ComputeUs: 12000},
+			"add-instance", nil, []string{"remove-instance"}, ""},
+		{"GPU under-used, requests wait, instances idle", batching, Observation{Concurrency: 8, Throughput: 30, Latency: ms(30), QueueUs: 7000, ComputeUs: 12000, MeanBatch: 3, HasGPU: true, GPUUtil: 0.3, GPUMem: 0.2},
+			"fill-batches", nil, []string{"add-instance"}, ""},
 		{"GPU under-used while requests wait", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 7000, ComputeUs: 12000, MeanBatch: 3, HasGPU: true, GPUUtil: 0.3, GPUMem: 0.2},
-			"add-instance", []string{"fill-batches"}, nil},
+			"add-instance", []string{"fill-batches"}, nil, ""},
 		{"GPU saturated", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 3, HasGPU: true, GPUUtil: 0.98, GPUMem: 0.2},
-			"fill-batches", nil, []string{"add-instance"}},
+			"fill-batches", nil, []string{"add-instance"}, ""},
 		{"GPU memory tight", Knobs{MaxBatch: 8, Dynamic: true, Instances: 3}, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 7, HasGPU: true, GPUUtil: 0.5, GPUMem: 0.95},
-			"memory-tight", nil, []string{"add-instance", "raise-max-batch", "remove-instance"}},
+			"memory-tight", nil, []string{"add-instance", "raise-max-batch", "remove-instance"}, ""},
 		{"host memory tight without GPU metrics", Knobs{MaxBatch: 8, Dynamic: true, Instances: 2}, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 7, HasCPU: true, CPUMem: 0.93},
-			"memory-tight", nil, []string{"add-instance", "raise-max-batch"}},
+			"memory-tight", nil, []string{"add-instance", "raise-max-batch"}, ""},
 		{"host metrics with memory to spare: no memory rule", batching, Observation{Concurrency: 8, Throughput: 300, Latency: ms(30), QueueUs: 30000, ComputeUs: 12000, MeanBatch: 3, HasCPU: true, CPUMem: 0.3},
-			"add-instance", nil, nil},
+			"add-instance", nil, nil, ""},
 	}
 	for _, c := range cases {
-		ps := Propose(c.k, c.o, lim)
+		ps, held := Propose(c.k, c.o, lim)
+		heldRule := ""
+		if len(held) > 0 {
+			heldRule = held[0].Rule
+		}
+		if heldRule != c.held || len(held) > 1 {
+			t.Errorf("%s: held %+v; want %q", c.name, held, c.held)
+		}
 		rules := map[string]bool{}
 		for _, p := range ps {
 			rules[p.Rule] = true
@@ -95,6 +114,114 @@ func TestPropose(t *testing.T) {
 		for _, r := range c.not {
 			if rules[r] {
 				t.Errorf("%s: unexpected %s proposal in %+v", c.name, r, ps)
+			}
+		}
+	}
+}
+
+func TestUtilization(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		o         Observation
+		instances int
+		want      float64
+	}{
+		{"no server statistics", Observation{Throughput: 100}, 1, 0},
+		{"one instance, batch 1, half the time", Observation{Throughput: 50, ComputeUs: 10000, MeanBatch: 1}, 1, 0.5},
+		{"unknown batch counts as 1", Observation{Throughput: 50, ComputeUs: 10000}, 1, 0.5},
+		{"batches of 8 over 4 instances", Observation{Throughput: 640, ComputeUs: 24000, MeanBatch: 8}, 4, 0.48},
+		// 300/3 executions/s × 12 ms = 1.2: the per-request compute time overstates an
+		// execution's; the instance cannot be busier than all the time.
+		{"estimate over 1 reads as 1", Observation{Throughput: 300, ComputeUs: 12000, MeanBatch: 3}, 1, 1},
+		{"no instance", Observation{Throughput: 50, ComputeUs: 10000}, 0, 0},
+	} {
+		if got := c.o.Utilization(c.instances); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: Utilization(%d) = %v; want %v", c.name, c.instances, got, c.want)
+		}
+	}
+}
+
+// TestInstanceReasons: the instance rules' text names what fired them, and the cap is reported
+// as a held change rather than silently dropping the rule.
+func TestInstanceReasons(t *testing.T) {
+	lim := Limits{Budget: 50 * time.Millisecond, MaxInstances: 2, MaxBatchSize: 32}
+	batching := Knobs{MaxBatch: 8, Dynamic: true, Instances: 1}
+	for _, c := range []struct {
+		name string
+		k    Knobs
+		o    Observation
+		rule string
+		want []string
+	}{
+		{"busy", batching, Observation{Concurrency: 16, Throughput: 330, Latency: 48 * time.Millisecond, QueueUs: 23000, ComputeUs: 24000, MeanBatch: 8},
+			"add-instance", []string{"instances busy: 99% utilization of 1 at 24000us compute per execution"}},
+		{"GPU under-used on instances 60% busy", batching, Observation{Concurrency: 8, Throughput: 150, Latency: 30 * time.Millisecond, QueueUs: 7000, ComputeUs: 12000, MeanBatch: 3, HasGPU: true, GPUUtil: 0.3},
+			"add-instance", []string{"GPU under-used (30%) while requests wait on instances 60% busy"}},
+		{"idle", Knobs{MaxBatch: 8, Dynamic: true, Instances: 2}, Observation{Concurrency: 2, Throughput: 50, Latency: 20 * time.Millisecond, QueueUs: 100, ComputeUs: 12000, MeanBatch: 1},
+			"remove-instance", []string{"instances 30% busy", "1 would be 60% busy"}},
+		{"at the cap", Knobs{MaxBatch: 8, Dynamic: true, Instances: 2}, Observation{Concurrency: 32, Throughput: 660, Latency: 48 * time.Millisecond, QueueUs: 23000, ComputeUs: 24000, MeanBatch: 8},
+			"held", []string{"add-instance: instance_group.count is at --max-instances 2, so no change (instances busy: 99% utilization of 2"}},
+	} {
+		ps, held := Propose(c.k, c.o, lim)
+		var text string
+		if c.rule == "held" {
+			if len(held) == 1 {
+				text = held[0].String()
+			}
+		} else {
+			for _, p := range ps {
+				if p.Rule == c.rule {
+					text = p.Change
+				}
+			}
+		}
+		for _, w := range c.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: %s text %q lacks %q (proposals %+v, held %+v)", c.name, c.rule, text, w, ps, held)
+			}
+		}
+	}
+}
+
+// TestInstanceRulesAgree walks a grid of observations and holds every instance proposal to what
+// its text says: add-instance only when the utilization it prints is at least 70% (or the GPU
+// is under-used with instances at least half busy), never a utilization over 100%, and
+// remove-instance never when one instance fewer would be busy.
+func TestInstanceRulesAgree(t *testing.T) {
+	lim := Limits{Budget: 50 * time.Millisecond, MaxInstances: 8, MaxBatchSize: 32}
+	for _, inst := range []int{1, 2, 3} {
+		for _, thr := range []float64{10, 100, 400, 2000} {
+			for _, compute := range []float64{20, 2000, 12000, 30000} {
+				for _, queue := range []float64{0, 0.05, 0.6, 1, 3} {
+					for _, gpu := range []float64{-1, 0.3, 0.8} {
+						k := Knobs{MaxBatch: 8, Dynamic: true, Instances: inst}
+						o := Observation{Concurrency: 8, Throughput: thr, Latency: 45 * time.Millisecond, QueueUs: queue * compute, ComputeUs: compute, MeanBatch: 2, HasGPU: gpu >= 0, GPUUtil: max(gpu, 0)}
+						u := o.Utilization(inst)
+						if u < 0 || u > 1 {
+							t.Fatalf("%+v: utilization %v outside [0, 1]", o, u)
+						}
+						ps, _ := Propose(k, o, lim)
+						for _, p := range ps {
+							switch p.Rule {
+							case "add-instance":
+								under := o.HasGPU && o.GPUUtil < 0.6 && u >= 0.5
+								if u < 0.7 && !under {
+									t.Errorf("%+v on %d instances: add-instance at utilization %.2f: %s", o, inst, u, p.Change)
+								}
+								if u >= 0.7 && !strings.Contains(p.Change, fmt.Sprintf("instances busy: %.0f%% utilization", 100*u)) {
+									t.Errorf("%+v: add-instance's text does not give its trigger: %s", o, p.Change)
+								}
+							case "remove-instance":
+								if u*float64(inst)/float64(inst-1) >= 0.7 {
+									t.Errorf("%+v on %d instances: remove-instance at utilization %.2f: %s", o, inst, u, p.Change)
+								}
+							}
+							if strings.Contains(p.Change, "utilization") && u > 1 {
+								t.Errorf("%s prints a utilization over 100%%", p.Change)
+							}
+						}
+					}
+				}
 			}
 		}
 	}
