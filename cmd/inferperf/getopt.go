@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -16,6 +17,11 @@ type opt struct {
 	short byte
 	// arg says the option takes a value.
 	arg bool
+	// extra marks an option that is not in perf_analyzer's option table (inferperf's own, or
+	// one of another perf_analyzer version). A prefix resolves among perf_analyzer's options
+	// first, so that every prefix unique there keeps its meaning (--request-rate is
+	// --request-rate-range, not also --request-rate-limit).
+	extra bool
 	// set receives the value ("" for options without one).
 	set func(value string) error
 }
@@ -29,7 +35,12 @@ func usageErrorf(format string, args ...any) error {
 	return &getoptError{fmt.Sprintf(format, args...)}
 }
 
-// getopt applies args to opts and returns the operands (arguments that are not options).
+// errStopParsing is returned by an option's set function to end the parse at once, successfully:
+// perf_analyzer's --version prints and exits there, whatever follows it.
+var errStopParsing = errors.New("stop parsing")
+
+// getopt applies args to opts and returns the operands (arguments that are not options). It
+// stops at the first error, or at errStopParsing, which it returns.
 func getopt(args []string, opts []opt) ([]string, error) {
 	var operands []string
 	for i := 0; i < len(args); i++ {
@@ -95,7 +106,7 @@ func getopt(args []string, opts []opt) ([]string, error) {
 }
 
 func lookupLong(opts []opt, name string) (*opt, error) {
-	var matches []*opt
+	var pa, extra []*opt
 	for i := range opts {
 		o := &opts[i]
 		if o.long == "" {
@@ -105,8 +116,16 @@ func lookupLong(opts []opt, name string) (*opt, error) {
 			return o, nil
 		}
 		if name != "" && strings.HasPrefix(o.long, name) {
-			matches = append(matches, o)
+			if o.extra {
+				extra = append(extra, o)
+			} else {
+				pa = append(pa, o)
+			}
 		}
+	}
+	matches := pa
+	if len(matches) == 0 {
+		matches = extra
 	}
 	switch len(matches) {
 	case 1:

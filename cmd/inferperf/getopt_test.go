@@ -61,11 +61,7 @@ func TestGetoptForms(t *testing.T) {
 
 func parseProfile(t *testing.T, args ...string) (*profileFlags, error) {
 	t.Helper()
-	f := defaults()
-	_, err := getopt(args, f.options())
-	if err == nil {
-		err = f.finish()
-	}
+	f, err := parseArgs(args)
 	return &f, err
 }
 
@@ -123,7 +119,7 @@ func TestProfileFlags(t *testing.T) {
 		{[]string{"-m", "x", "--concurrency-range", "a:b"}, nil, "failed to parse --concurrency-range"},
 		{[]string{"-m", "x", "--measurement-mode", "bogus"}, nil, "unsupported measurement mode"},
 		{[]string{"-m", "x", "-i", "tcp"}, nil, "unsupported protocol"},
-		{[]string{"-m", "x", "--percentile", "100"}, nil, "between 1 and 99"},
+		{[]string{"-m", "x", "--percentile", "100"}, nil, "in range (0, 100)"},
 		{[]string{"-m", "x", "--request-rate-range", "10:200:10", "--request-distribution", "poisson", "--seed", "7"}, func(f *profileFlags) bool {
 			c := f.cfg
 			return c.RateMode() && c.RequestRate == profile.RateRange{Start: 10, End: 200, Step: 10} && c.Distribution == "poisson" && c.Seed == 7 && c.MaxThreads == 4
@@ -140,11 +136,11 @@ func TestProfileFlags(t *testing.T) {
 			return f.collectMetrics && f.metricsInterval == 250*time.Millisecond
 		}, ""},
 		{[]string{"-m", "x", "--metrics-url", "h:1/metrics"}, nil, "need --collect-metrics"},
-		{[]string{"-m", "x", "--trace-level", "OFF", "--trace-level", "timestamps", "--trace-rate", "10", "--trace-count", "-1", "--log-frequency", "0"}, func(f *profileFlags) bool {
+		{[]string{"-m", "x", "--trace-level", "OFF", "--trace-level", "TIMESTAMPS", "--trace-rate", "10", "--trace-count", "-1", "--log-frequency", "0"}, func(f *profileFlags) bool {
 			t := f.cfg.TraceSettings
 			return len(t) == 4 && t["trace_level"][0] == "TIMESTAMPS" && t["trace_rate"][0] == "10" && t["trace_count"][0] == "-1" && t["log_frequency"][0] == "0"
 		}, ""},
-		{[]string{"-m", "x", "--trace-level", "ALL"}, nil, "--trace-level \"ALL\": use OFF, TIMESTAMPS or TENSORS"},
+		{[]string{"-m", "x", "--trace-level", "ALL"}, nil, "Unsupported type provided: 'ALL'"},
 		{[]string{"-m", "x", "--trace-count", "-2"}, nil, "--trace-count: \"-2\" must be an integer of at least -1"},
 		{[]string{"-m", "x", "--ssl-grpc-use-ssl"}, nil, "--ssl-grpc-use-ssl applies to -i grpc only"},
 		{[]string{"-m", "x", "-i", "grpc", "--ssl-grpc-use-ssl"}, func(f *profileFlags) bool { return f.ssl.grpcUseSSL }, ""},

@@ -15,6 +15,8 @@ import (
 type exitError struct {
 	code int
 	err  error
+	// usage marks a command-line error: it is followed by where the options are listed.
+	usage bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -39,17 +41,23 @@ func main() {
 func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args[1:])
+	// Installed or linked as perf_analyzer, the binary is `inferperf profile`, and speaks as
+	// perf_analyzer: its errors carry that name, and the help it points to is its own.
+	prog, help := "inferperf", "inferperf profile --help"
 	if filepath.Base(args[0]) == "perf_analyzer" {
-		// Installed or linked as perf_analyzer, the binary is `inferperf profile`.
+		prog, help = "perf_analyzer", "perf_analyzer --help"
 		root.SetArgs(append([]string{"profile"}, args[1:]...))
 	}
 	err := root.Execute()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "inferperf:", err)
+	fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if ee.usage {
+			fmt.Fprintf(os.Stderr, "Run '%s' for the options.\n", help)
+		}
 		return ee.code
 	}
 	return 1

@@ -129,9 +129,27 @@ func TestRunAsPerfAnalyzer(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stderr, "Perf Analyzer Version ") {
 		t.Errorf("perf_analyzer --version: exit %d stderr %q", r.code, r.stderr)
 	}
+	r = runBinary(t, link, "--version", "--no-such-option")
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "Perf Analyzer Version ") {
+		t.Errorf("perf_analyzer --version --no-such-option: exit %d stderr %q; want the version, as perf_analyzer stops at --version", r.code, r.stderr)
+	}
 	r = runBinary(t, link, "--concurrency-range", "1")
-	if r.code != 99 || !strings.Contains(r.stderr, "-m: the model name is required") {
-		t.Errorf("perf_analyzer without -m: exit %d stderr %q", r.code, r.stderr)
+	if r.code != 99 || !strings.HasPrefix(r.stderr, "perf_analyzer: ") || !strings.Contains(r.stderr, "-m: the model name is required") ||
+		!strings.Contains(r.stderr, "Run 'perf_analyzer --help'") {
+		t.Errorf("perf_analyzer without -m: exit %d stderr %q; want 99 and perf_analyzer's name", r.code, r.stderr)
+	}
+	r = runBinary(t, binary, "profile", "--concurrency-range", "1")
+	if r.code != 99 || !strings.HasPrefix(r.stderr, "inferperf: ") || !strings.Contains(r.stderr, "Run 'inferperf profile --help'") {
+		t.Errorf("inferperf profile without -m: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestOutputPathCheckedFirst: an -f path that cannot be written fails before any load is sent.
+func TestOutputPathCheckedFirst(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nosuch", "run.csv")
+	r := runBinary(t, binary, "profile", "--embedded", "-m", "delay", "--request-count", "20", "-f", missing)
+	if r.code != 99 || !strings.Contains(r.stderr, "writing "+missing+": ") || strings.Contains(r.stdout, "Request concurrency") {
+		t.Errorf("exit %d stdout %q stderr %q; want 99 naming the path before any level", r.code, r.stdout, r.stderr)
 	}
 }
 

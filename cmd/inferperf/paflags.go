@@ -44,11 +44,16 @@ type profileFlags struct {
 	metricsInterval time.Duration
 	reportFile      string
 	stagesSet       bool
-	// deprecated -t/-c/-d
+	// deprecated -t/-c/-d: oldOptions says one was given (perf_analyzer's using_old_options)
 	concurrencySet bool
+	oldOptions     bool
+	tSet           bool
 	deprecatedT    uint64
 	deprecatedC    uint64
 	dynamic        bool
+	// zeroFlag: the deprecated -z; compressionSet: --grpc-compression-algorithm given, any value
+	zeroFlag       bool
+	compressionSet bool
 	warnings       []string
 	// ssl holds the --ssl-* options: finish checks how they combine, newClients loads their
 	// files (so that a bad file is one line, without the usage hint).
@@ -69,6 +74,18 @@ func parseUint(flag, v string) (uint64, error) {
 		return 0, usageErrorf("failed to parse %s: %q is not a non-negative integer", flag, v)
 	}
 	return n, nil
+}
+
+// parsePositive parses a whole number > 0, with perf_analyzer's message for a value that is not.
+func parsePositive(flag, v string) (uint64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, usageErrorf("failed to parse %s: %q is not a whole number", flag, v)
+	}
+	if n <= 0 {
+		return 0, usageErrorf("Failed to parse %s. The value must be > 0.", flag)
+	}
+	return uint64(n), nil
 }
 
 func parseFloat(flag, v string) (float64, error) {
@@ -124,8 +141,6 @@ func (f *profileFlags) options() []opt {
 	}
 	str := func(dst *string) func(string) error { return func(v string) error { *dst = v; return nil } }
 	on := func(dst *bool) func(string) error { return func(string) error { *dst = true; return nil } }
-	var mrc, maxThreads, batch, stringLength uint64
-	_ = mrc
 	return []opt{
 		// Model, server, service.
 		{short: 'm', arg: true, set: str(&c.Model)},
@@ -140,22 +155,26 @@ func (f *profileFlags) options() []opt {
 			return nil
 		}},
 		{long: "service-kind", arg: true, set: func(v string) error {
-			if v != "triton" {
+			switch v {
+			case "triton":
+				f.serviceKind = v
+				return nil
+			case "openai", "tfserving", "torchserve", "triton_c_api":
 				return usageErrorf("not supported yet: --service-kind %s (only triton)", v)
 			}
-			f.serviceKind = v
-			return nil
+			return usageErrorf("Failed to parse --service-kind. Unsupported type provided: '%s'. The available options are 'triton', 'tfserving', 'torchserve', 'triton_c_api' or 'openai'.", v)
 		}},
 		{long: "endpoint", arg: true, set: notSupported("endpoint")},
 		{long: "model-signature-name", arg: true, set: notSupported("model-signature-name")},
 		{long: "bls-composing-models", arg: true, set: notSupported("bls-composing-models")},
 		{long: "triton-server-directory", arg: true, set: notSupported("triton-server-directory")},
 		{long: "model-repository", arg: true, set: notSupported("model-repository")},
-		{long: "grpc-method", arg: true, set: notSupported("grpc-method")},
+		{long: "grpc-method", extra: true, arg: true, set: notSupported("grpc-method")},
 		{long: "enable-mpi", set: notSupported("enable-mpi")},
 		{short: 'v', set: func(string) error { f.verbosity++; return nil }},
-		{long: "version", set: on(&f.showVersion)},
-		{long: "help", short: 'h', set: on(&f.help)},
+		// perf_analyzer prints its version and exits where --version stands, whatever follows.
+		{long: "version", set: func(string) error { f.showVersion = true; return errStopParsing }},
+		{long: "help", extra: true, short: 'h', set: on(&f.help)},
 		{short: '?', set: on(&f.help)},
 
 		// Load modes.
@@ -189,21 +208,24 @@ func (f *profileFlags) options() []opt {
 			c.Intervals = gaps
 			return nil
 		}},
-		{long: "fixed-schedule", set: notSupported("fixed-schedule")},
+		{long: "fixed-schedule", extra: true, set: notSupported("fixed-schedule")},
+		{long: "schedule", arg: true, set: notSupported("schedule")},
 		{long: "periodic-concurrency-range", arg: true, set: notSupported("periodic-concurrency-range")},
 		{long: "request-period", arg: true, set: notSupported("request-period")},
 		{long: "session-concurrency", arg: true, set: notSupported("session-concurrency")},
 		{short: 't', arg: true, set: func(v string) error {
 			f.warnings = append(f.warnings, "-t is deprecated; use --concurrency-range instead.")
+			f.oldOptions, f.tSet = true, true
 			return u("-t", &f.deprecatedT)(v)
 		}},
 		{short: 'c', arg: true, set: func(v string) error {
 			f.warnings = append(f.warnings, "-c is deprecated; use --concurrency-range instead.")
+			f.oldOptions = true
 			return u("-c", &f.deprecatedC)(v)
 		}},
 		{short: 'd', set: func(string) error {
 			f.warnings = append(f.warnings, "-d is deprecated; use --concurrency-range instead.")
-			f.dynamic = true
+			f.oldOptions, f.dynamic = true, true
 			return nil
 		}},
 
@@ -215,8 +237,16 @@ func (f *profileFlags) options() []opt {
 			c.MeasurementMode = v
 			return nil
 		}},
-		{long: "measurement-interval", short: 'p', arg: true, set: ms("--measurement-interval", &c.MeasurementInterval)},
-		{long: "measurement-request-count", arg: true, set: u("--measurement-request-count", &c.MeasurementRequestCount)},
+		{long: "measurement-interval", short: 'p', arg: true, set: func(v string) error {
+			n, err := parsePositive("--measurement-interval (-p)", v)
+			c.MeasurementInterval = time.Duration(n) * time.Millisecond
+			return err
+		}},
+		{long: "measurement-request-count", arg: true, set: func(v string) error {
+			n, err := parsePositive("--measurement-request-count", v)
+			c.MeasurementRequestCount = n
+			return err
+		}},
 		{long: "stability-percentage", short: 's', arg: true, set: func(v string) error {
 			p, err := parseFloat("--stability-percentage", v)
 			c.StabilityPercentage = p
@@ -228,9 +258,16 @@ func (f *profileFlags) options() []opt {
 			return err
 		}},
 		{long: "percentile", arg: true, set: func(v string) error {
-			n, err := parseUint("--percentile", v)
-			c.Percentile = float64(n)
-			return err
+			// -1, perf_analyzer's default, stabilizes on the average latency (Percentile 0).
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return usageErrorf("failed to parse --percentile: %q is not a whole number", v)
+			}
+			if n != -1 && (n < 1 || n > 99) {
+				return usageErrorf("Failed to parse --percentile. The value must be -1 for not reporting or in range (0, 100).")
+			}
+			c.Percentile = float64(max(n, 0))
+			return nil
 		}},
 		{long: "latency-threshold", short: 'l', arg: true, set: ms("--latency-threshold", &c.LatencyThreshold)},
 		{long: "binary-search", set: on(&c.BinarySearch)},
@@ -238,15 +275,15 @@ func (f *profileFlags) options() []opt {
 		{long: "warmup-request-count", arg: true, set: u("--warmup-request-count", &c.WarmupRequestCount)},
 		{long: "max-threads", arg: true, set: func(v string) error {
 			f.maxThreadsSet = true
-			err := u("--max-threads", &maxThreads)(v)
-			c.MaxThreads = int(maxThreads)
+			n, err := parsePositive("--max-threads", v)
+			c.MaxThreads = int(n)
 			return err
 		}},
 
 		// Input data.
 		{short: 'b', arg: true, set: func(v string) error {
-			err := u("-b", &batch)(v)
-			c.BatchSize = int(batch)
+			n, err := parsePositive("-b (batch size)", v)
+			c.BatchSize = int(n)
 			return err
 		}},
 		{long: "input-data", arg: true, set: func(v string) error {
@@ -255,7 +292,7 @@ func (f *profileFlags) options() []opt {
 		}},
 		{short: 'z', set: func(string) error {
 			f.warnings = append(f.warnings, "-z is deprecated; use --input-data zero instead.")
-			c.InputData = append(c.InputData, "zero")
+			f.zeroFlag = true
 			return nil
 		}},
 		{long: "data-directory", arg: true, set: func(v string) error {
@@ -283,16 +320,19 @@ func (f *profileFlags) options() []opt {
 			return nil
 		}},
 		{long: "string-length", arg: true, set: func(v string) error {
-			err := u("--string-length", &stringLength)(v)
-			c.Inputs.StringLength = int(stringLength)
+			n, err := parsePositive("--string-length", v)
+			c.Inputs.StringLength = int(n)
 			return err
 		}},
 		{long: "string-data", arg: true, set: str(&c.Inputs.StringData)},
 		{long: "shared-memory", arg: true, set: func(v string) error {
-			if v != "none" {
+			switch v {
+			case "none":
+				return nil
+			case "system", "cuda":
 				return usageErrorf("not supported yet: --shared-memory %s", v)
 			}
-			return nil
+			return usageErrorf("Failed to parse --shared-memory. Unsupported type provided: '%s'. The available options are 'system', 'cuda', or 'none'.", v)
 		}},
 		{long: "output-shared-memory-size", arg: true, set: notSupported("output-shared-memory-size")},
 		{long: "input-tensor-format", arg: true, set: tensorFormat("--input-tensor-format", &f.inputFormat)},
@@ -317,7 +357,7 @@ func (f *profileFlags) options() []opt {
 		{long: "grpc-compression-algorithm", arg: true, set: func(v string) error {
 			switch v {
 			case "none", "gzip", "deflate":
-				f.compression = v
+				f.compression, f.compressionSet = v, true
 				return nil
 			}
 			return usageErrorf("unsupported grpc compression algorithm %q: use none, gzip or deflate", v)
@@ -362,12 +402,12 @@ func (f *profileFlags) options() []opt {
 		// The server's trace settings for the model, pushed before the run as perf_analyzer does
 		// (Triton's trace extension). perf_analyzer keeps only the last --trace-level.
 		{long: "trace-level", arg: true, set: func(v string) error {
-			switch strings.ToUpper(v) {
+			switch v {
 			case "OFF", "TIMESTAMPS", "TENSORS":
-				c.SetTrace("trace_level", strings.ToUpper(v))
+				c.SetTrace("trace_level", v)
 				return nil
 			}
-			return usageErrorf("--trace-level %q: use OFF, TIMESTAMPS or TENSORS", v)
+			return usageErrorf("Failed to parse --trace-level. Unsupported type provided: '%s'. The available options are 'OFF', 'TIMESTAMPS', or 'TENSORS'.", v)
 		}},
 		{long: "trace-rate", arg: true, set: func(v string) error {
 			n, err := parseUint("--trace-rate", v)
@@ -389,13 +429,13 @@ func (f *profileFlags) options() []opt {
 		}},
 
 		// inferperf's own.
-		{long: "embedded", set: on(&f.embedded)},
-		{long: "request-rate-limit", arg: true, set: func(v string) error {
+		{long: "embedded", extra: true, set: on(&f.embedded)},
+		{long: "request-rate-limit", extra: true, arg: true, set: func(v string) error {
 			x, err := parseFloat("--request-rate-limit", v)
 			c.RateLimit = x
 			return err
 		}},
-		{long: "load-stages", arg: true, set: func(v string) error {
+		{long: "load-stages", extra: true, arg: true, set: func(v string) error {
 			file, err := os.Open(v)
 			if err != nil {
 				return usageErrorf("--load-stages: %v", err)
@@ -408,21 +448,21 @@ func (f *profileFlags) options() []opt {
 			c.Stages, f.stagesSet = st, true
 			return nil
 		}},
-		{long: "seed", arg: true, set: func(v string) error {
+		{long: "seed", extra: true, arg: true, set: func(v string) error {
 			n, err := parseUint("--seed", v)
 			c.Seed, c.Inputs.Seed = n, n
 			return err
 		}},
-		{long: "latency-budget", arg: true, set: func(v string) error {
+		{long: "latency-budget", extra: true, arg: true, set: func(v string) error {
 			b, err := parseBudget(v)
 			c.Budget = b
 			return err
 		}},
-		{long: "json", arg: true, set: str(&f.jsonFile)},
-		{long: "report", arg: true, set: str(&f.reportFile)},
-		{long: "results", arg: true, set: str(&f.jsonFile)}, // the name issue 6 gives --json
-		{long: "request-timeout", arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
-		{long: "drain-timeout", arg: true, set: func(v string) error {
+		{long: "json", extra: true, arg: true, set: str(&f.jsonFile)},
+		{long: "report", extra: true, arg: true, set: str(&f.reportFile)},
+		{long: "results", extra: true, arg: true, set: str(&f.jsonFile)}, // the name issue 6 gives --json
+		{long: "request-timeout", extra: true, arg: true, set: ms("--request-timeout", &c.RequestTimeout)},
+		{long: "drain-timeout", extra: true, arg: true, set: func(v string) error {
 			if strings.EqualFold(v, "auto") {
 				c.DrainTimeout = 0
 				return nil
@@ -434,7 +474,7 @@ func (f *profileFlags) options() []opt {
 			c.DrainTimeout = time.Duration(n) * time.Millisecond
 			return err
 		}},
-		{long: "grpc-connections", arg: true, set: func(v string) error {
+		{long: "grpc-connections", extra: true, arg: true, set: func(v string) error {
 			n, err := parseUint("--grpc-connections", v)
 			if err == nil && n == 0 {
 				return usageErrorf("--grpc-connections must be at least 1")
@@ -442,7 +482,7 @@ func (f *profileFlags) options() []opt {
 			f.grpcConnections = n
 			return err
 		}},
-		{long: "http-keep-alive", arg: true, set: func(v string) error {
+		{long: "http-keep-alive", extra: true, arg: true, set: func(v string) error {
 			switch strings.ToLower(v) {
 			case "1", "true", "on":
 				f.httpKeepAlive = true
@@ -459,6 +499,7 @@ func (f *profileFlags) options() []opt {
 
 func tensorFormat(flag string, dst *string) func(string) error {
 	return func(v string) error {
+		v = strings.ToLower(v) // as perf_analyzer's ParseTensorFormat
 		if v != "binary" && v != "json" {
 			return usageErrorf("unsupported %s %q: use binary or json", flag, v)
 		}
@@ -542,23 +583,42 @@ func defaults() profileFlags {
 // URL of the protocol, --max-threads, sync/async rules.
 func (f *profileFlags) finish() error {
 	c := &f.cfg
-	if f.deprecatedT > 0 || f.deprecatedC > 0 || f.dynamic {
-		if f.concurrencySet {
-			return usageErrorf("cannot use -t/-c/-d together with --concurrency-range")
+	// The deprecated -t/-c/-d, as perf_analyzer's VerifyOptions applies them: -t is the start
+	// (default 1), -c the end only with -d (0 or absent: unbounded, which needs -l); without -d
+	// one level is measured.
+	if f.oldOptions {
+		switch {
+		case f.concurrencySet:
+			return usageErrorf("Cannot use deprecated options with --concurrency-range.")
+		case f.rateSet:
+			return usageErrorf("Cannot use concurrency options with --request-rate-range.")
+		case len(c.Intervals) > 0:
+			return usageErrorf("Cannot use deprecated options with --request-intervals.")
 		}
-		start := max(f.deprecatedT, 1)
-		end := start
-		if f.deprecatedC > 0 {
-			end = f.deprecatedC
+		start := uint64(1)
+		if f.tSet {
+			start = f.deprecatedT
 		}
+		if start == 0 {
+			return usageErrorf("The start of the search range must be > 0")
+		}
+		c.Concurrency = profile.Range{Start: start, End: start, Step: 1}
 		if f.dynamic {
-			if f.deprecatedC == 0 {
-				end = 0
-			}
-			c.Concurrency = profile.Range{Start: start, End: end, Step: 1}
-		} else {
-			c.Concurrency = profile.Range{Start: start, End: start, Step: 1}
+			c.Concurrency.End = f.deprecatedC
 		}
+	}
+	if f.rateSet && c.RequestRate.Start <= 0 {
+		return usageErrorf("Failed to parse --request-rate-range. The start of the search range must be > 0.")
+	}
+	if f.zeroFlag {
+		// -z is --input-data zero; perf_analyzer refuses it beside a data file or directory, and
+		// --input-data random, its default, adds nothing to it.
+		for _, d := range c.InputData {
+			if d != "zero" && d != "random" {
+				return usageErrorf("The -z flag cannot be set when --data-directory is provided.")
+			}
+		}
+		c.InputData = []string{"zero"}
 	}
 	if !f.urlSet {
 		c.URL = "localhost:8000"
@@ -578,8 +638,9 @@ func (f *profileFlags) finish() error {
 	if (f.inputFormat == "json" || f.outputFormat == "json") && c.Protocol != "http" {
 		return usageErrorf("--input-tensor-format and --output-tensor-format apply to -i http only")
 	}
-	if f.compression != "none" && c.Protocol != "grpc" {
-		return usageErrorf("--grpc-compression-algorithm applies to -i grpc only")
+	if f.compressionSet && c.Protocol != "grpc" {
+		// Any value, none included: perf_analyzer refuses the option itself over HTTP.
+		return usageErrorf("Using compression algorithm is only allowed with gRPC protocol.")
 	}
 	if f.grpcConnections > 0 && c.Protocol != "grpc" {
 		return usageErrorf("--grpc-connections applies to -i grpc only")

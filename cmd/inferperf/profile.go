@@ -65,11 +65,7 @@ Installed or linked as perf_analyzer, the binary behaves as "inferperf profile".
 }
 
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := defaults()
-	operands, err := getopt(args, f.options())
-	if err == nil && len(operands) > 0 {
-		err = usageErrorf("unexpected argument %q (perf_analyzer takes options only)", operands[0])
-	}
+	f, err := parseArgs(args)
 	if err == nil && f.help {
 		fmt.Fprint(stderr, profileUsage)
 		return nil
@@ -78,17 +74,11 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "Perf Analyzer Version %s (inferperf)\n", version)
 		return nil
 	}
-	if err == nil && f.embedded && f.urlSet {
-		err = usageErrorf("--embedded starts its own server: drop -u")
-	}
-	if err == nil {
-		err = f.finish()
-	}
 	for _, w := range f.warnings {
 		fmt.Fprintln(stderr, "WARNING:", w)
 	}
 	if err != nil {
-		return &exitError{code: exitGeneric, err: fmt.Errorf("%w\nRun 'inferperf profile --help' for the options.", err)}
+		return &exitError{code: exitGeneric, err: err, usage: true}
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -96,6 +86,11 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ctx, stop := interruptible(ctx, stderr)
 	defer stop()
 
+	// The output files are written at the end; a path that cannot be written fails now, before
+	// a sweep's worth of measurement is lost to it.
+	if err := checkOutputs(f.csvFile, f.jsonFile, f.reportFile); err != nil {
+		return &exitError{code: exitGeneric, err: err}
+	}
 	cfg := f.cfg
 	// --profile-export-file: created now, before any load, and refused if it exists (as
 	// perf_analyzer refuses); closed (and its document completed) however the run ends.
@@ -183,6 +178,26 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return &exitError{code: exitGeneric, err: runErr}
 	}
+}
+
+// parseArgs reads perf_analyzer's command line as perf_analyzer does: its options in order, then
+// the checks of how they combine. With --help or --version set, nothing else is checked.
+func parseArgs(args []string) (profileFlags, error) {
+	f := defaults()
+	operands, err := getopt(args, f.options())
+	switch {
+	case errors.Is(err, errStopParsing):
+		return f, nil // --version: what follows it is not read, as in perf_analyzer
+	case err != nil:
+		return f, err
+	case len(operands) > 0:
+		return f, usageErrorf("unexpected argument %q (perf_analyzer takes options only)", operands[0])
+	case f.help || f.showVersion:
+		return f, nil
+	case f.embedded && f.urlSet:
+		return f, usageErrorf("--embedded starts its own server: drop -u")
+	}
+	return f, f.finish()
 }
 
 // interruptible returns a context cancelled by the first SIGINT or SIGTERM: the run stops, and
@@ -353,6 +368,30 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkOutputs checks that each path ("" for none) can be written as writeFile will write it: a
+// temporary file can be created beside it, or it is an existing device or pipe.
+func checkOutputs(paths ...string) error {
+	for _, path := range paths {
+		if path == "" {
+			continue
+		}
+		fi, err := os.Stat(path)
+		if err == nil && fi.IsDir() {
+			return fmt.Errorf("writing %s: it is a directory", path)
+		}
+		if err == nil && !fi.Mode().IsRegular() {
+			continue
+		}
+		tmp, err := tempfile.Create(filepath.Dir(path), ".inferperf-")
+		if err != nil {
+			return writeError(path, err)
+		}
+		tmp.Close()
+		os.Remove(tmp.Name())
 	}
 	return nil
 }
