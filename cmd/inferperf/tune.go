@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,14 +57,25 @@ The rules read the server's statistics (queue and compute time, batch sizes) and
 --collect-metrics (on by default), its Prometheus metrics: GPU utilization and memory (Triton's
 nv_gpu_* or DCGM's), or the host's memory without a GPU. --html draws the tuning story: the
 curve of every configuration kept, the step-by-step throughput with confidence intervals, every
-decision and the final config; 'inferperf report' draws it again from the --json file.`,
+decision and the final config; 'inferperf report' draws it again from the --json file.
+
+-p and --metrics-interval are in milliseconds, as in profile. The exit status is profile's: 0,
+99 on any error (a bad option included), 130 when interrupted.`,
 		Example: `  inferperf tune --embedded -m delay --latency-budget p95:50ms
   inferperf tune -u localhost:8001 -i grpc -m resnet50 --latency-budget p99:20ms --time-limit 10m --config-out tuned.pbtxt`,
-		Args: cobra.NoArgs,
+		// Errors exit 99, as profile's (perf_analyzer's convention); a bad command line also
+		// says where the options are listed.
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return tuneUsageError(fmt.Errorf("unexpected argument %q (tune takes options only)", args[0]))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTune(cmd.Context(), &f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return tuneUsageError(err) })
 	fl := cmd.Flags()
 	fl.StringVarP(&f.model, "model-name", "m", "", "the model to tune (required)")
 	fl.StringVarP(&f.url, "url", "u", "", "the server (default localhost:8000 for http, localhost:8001 for grpc)")
@@ -78,38 +90,97 @@ decision and the final config; 'inferperf report' draws it again from the --json
 	fl.StringVar(&f.htmlOut, "html", "", "write the tuning report (self-contained HTML) to this file")
 	fl.BoolVar(&f.collectMetrics, "collect-metrics", f.collectMetrics, "scrape the server's Prometheus metrics (GPU utilization and memory) for the rules")
 	fl.StringVar(&f.metricsURL, "metrics-url", "", "the server's metrics endpoint (default: the server's host, port 8002, /metrics)")
-	fl.DurationVar(&f.metricsInterval, "metrics-interval", f.metricsInterval, "how often to scrape the metrics")
+	fl.Var(msValue{"--metrics-interval", &f.metricsInterval}, "metrics-interval", "how often to scrape the metrics, in milliseconds (as profile's)")
 	fl.IntVar(&f.minWindows, "min-windows", f.minWindows, "the fewest measurement windows at each configuration's operating point (the keep/revert test's sample)")
 	fl.IntVar(&f.maxConcurrency, "max-concurrency", f.maxConcurrency, "the highest concurrency the search tries")
 	fl.IntVar(&f.maxInstances, "max-instances", f.maxInstances, "the most instances the tuner may configure")
-	fl.DurationVarP(&f.interval, "measurement-interval", "p", f.interval, "the length of a measurement window")
+	fl.VarP(msValue{"--measurement-interval", &f.interval}, "measurement-interval", "p", "the length of a measurement window, in milliseconds (as profile's -p)")
 	fl.IntVarP(&f.maxTrials, "max-trials", "r", f.maxTrials, "windows per level before giving up on stability")
 	fl.Float64VarP(&f.stability, "stability-percentage", "s", f.stability, "stability rule, in percent")
 	return cmd
 }
 
+// msValue is a flag given in whole milliseconds, as perf_analyzer's -p and --metrics-interval
+// are (and profile's): parsed by the same parseUint, so that a bad value reads the same in both
+// commands. A Go duration ("500ms"), which these flags of tune took before, is refused with the
+// number to write instead, rather than read with another meaning.
+type msValue struct {
+	flag string
+	d    *time.Duration
+}
+
+func (v msValue) String() string {
+	if v.d == nil {
+		return "0"
+	}
+	return strconv.FormatInt(v.d.Milliseconds(), 10)
+}
+
+func (v msValue) Type() string { return "ms" }
+
+func (v msValue) Set(s string) error {
+	n, err := parseUint(v.flag, s)
+	if err != nil {
+		if d, derr := time.ParseDuration(s); derr == nil && d > 0 {
+			return fmt.Errorf("%s takes whole milliseconds, as profile's does: write %d for %s", v.flag, d.Milliseconds(), s)
+		}
+		return err
+	}
+	*v.d = time.Duration(n) * time.Millisecond
+	return nil
+}
+
+// tuneUsageError is a bad command line: exit 99, as profile's usage errors, with where the
+// options are listed.
+func tuneUsageError(err error) error {
+	return &exitError{code: exitGeneric, err: fmt.Errorf("%w\nRun 'inferperf tune --help' for the options.", err)}
+}
+
+// runTune runs `inferperf tune`. Its errors exit 99, as profile's do; an interrupted run exits
+// 130, as an interrupted profile does.
 func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error {
+	budget, err := checkTuneFlags(f)
+	if err != nil {
+		return tuneUsageError(err)
+	}
+	err = tuneRun(ctx, f, budget, stdout, stderr)
+	var ee *exitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: exitGeneric, err: err}
+}
+
+// checkTuneFlags checks the options and how they combine, and returns the latency budget.
+func checkTuneFlags(f *tuneFlags) (*profile.Budget, error) {
 	if f.model == "" {
-		return errors.New("-m: the model name is required")
+		return nil, errors.New("-m: the model name is required")
 	}
 	if f.protocol != "http" && f.protocol != "grpc" {
-		return fmt.Errorf("-i: protocol %q must be http or grpc", f.protocol)
+		return nil, fmt.Errorf("-i: protocol %q must be http or grpc", f.protocol)
 	}
 	if f.embedded && f.url != "" {
-		return errors.New("--embedded starts its own server: drop -u")
+		return nil, errors.New("--embedded starts its own server: drop -u")
 	}
 	switch {
 	case f.minWindows < 2:
-		return fmt.Errorf("--min-windows %d: the keep/revert test needs at least 2 windows", f.minWindows)
+		return nil, fmt.Errorf("--min-windows %d: the keep/revert test needs at least 2 windows", f.minWindows)
+	case f.interval <= 0:
+		return nil, errors.New("--measurement-interval must be > 0 ms")
 	case f.metricsInterval <= 0:
-		return fmt.Errorf("--metrics-interval %v: must be positive", f.metricsInterval)
+		return nil, errors.New("--metrics-interval must be > 0 ms")
 	case !f.collectMetrics && f.metricsURL != "":
-		return errors.New("--metrics-url needs --collect-metrics")
+		return nil, errors.New("--metrics-url needs --collect-metrics")
 	}
 	budget, err := parseBudget(f.budget)
 	if err != nil {
-		return fmt.Errorf("--latency-budget: %w", err)
+		return nil, fmt.Errorf("--latency-budget: %w", err)
 	}
+	return budget, nil
+}
+
+// tuneRun tunes; the flags are checked.
+func tuneRun(ctx context.Context, f *tuneFlags, budget *profile.Budget, stdout, stderr io.Writer) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -138,6 +209,7 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 		client.Inferer
 		client.Admin
 	}
+	var err error
 	opts := client.Options{URL: url, BinaryInputs: true, BinaryOutputs: true}
 	if f.protocol == "grpc" {
 		opts.Connections = max(1, (f.maxConcurrency+5)/6)
@@ -157,13 +229,18 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 		StabilityPercentage: f.stability, MaxTrials: f.maxTrials, MaxThreads: f.maxConcurrency,
 		Inputs: inputsDefaults()}
 	if err := pcfg.Validate(); err != nil {
-		return err
+		return tuneUsageError(err) // -p, -r, -s: the options' values
 	}
 	topts := tune.Options{Model: f.model, Budget: *budget, Profile: pcfg, MaxSteps: f.maxSteps,
 		TimeLimit: f.timeLimit, Restore: f.restore, MaxConcurrency: f.maxConcurrency, MaxInstances: f.maxInstances,
 		MinWindows: f.minWindows, Out: stdout}
 	if f.collectMetrics {
-		topts.Metrics = scrape.New(scrapeURL(f.metricsURL, metricsAddr, url), f.metricsInterval, nil)
+		// --metrics-url, else the embedded server's endpoint, else -u's host on Triton's metrics
+		// port 8002 (profile's default, perf_analyzer's).
+		s := scrape.New(scrapeURL(f.metricsURL, metricsAddr, url), f.metricsInterval, nil)
+		if metricsAnswer(ctx, s, stderr) {
+			topts.Metrics = s
+		}
 	}
 	tuner := tune.New(topts, c, c)
 	res, runErr := tuner.Run(ctx)
@@ -179,6 +256,19 @@ func runTune(ctx context.Context, f *tuneFlags, stdout, stderr io.Writer) error 
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the server is left on the best configuration measured so far")}
 	}
 	return runErr
+}
+
+// metricsAnswer scrapes the endpoint once, before any load: one that does not answer is said
+// now, in one line naming it and the flags to set, and the run goes on without it — rather than
+// every scrape of the run failing and the count being reported at the end. An endpoint that
+// answers with some figures and some malformed text is kept: the scraper warns about the text.
+func metricsAnswer(ctx context.Context, s *scrape.Scraper, stderr io.Writer) bool {
+	sample, err := s.Scrape(ctx)
+	if err == nil || len(sample.GPUs) > 0 || sample.CPU != nil || ctx.Err() != nil {
+		return true
+	}
+	fmt.Fprintf(stderr, "WARNING: metrics %s: %v; tuning without the server's metrics (set --metrics-url to its Prometheus endpoint, or --collect-metrics=false)\n", s.URL(), err)
+	return false
 }
 
 // printTuneResult prints the summary, the final config.pbtxt and its diff, and writes the files.

@@ -4,13 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"inferperf/results"
+	"inferperf/scrape"
 )
 
 // TestTuneEmbedded runs `inferperf tune --embedded` briefly (one step) and checks the output: the
@@ -89,6 +97,8 @@ func TestTuneEmbedded(t *testing.T) {
 	}
 }
 
+// TestTuneFlagErrors: every bad option is one error naming it, with exit status 99 as profile's
+// usage errors (perf_analyzer's convention), and the pointer to the options.
 func TestTuneFlagErrors(t *testing.T) {
 	for _, c := range []struct {
 		edit func(*tuneFlags)
@@ -99,6 +109,7 @@ func TestTuneFlagErrors(t *testing.T) {
 		{func(f *tuneFlags) { f.budget = "fast" }, "--latency-budget"},
 		{func(f *tuneFlags) { f.embedded, f.url = true, "x:1" }, "--embedded"},
 		{func(f *tuneFlags) { f.minWindows = 1 }, "--min-windows"},
+		{func(f *tuneFlags) { f.interval = 0 }, "--measurement-interval"},
 		{func(f *tuneFlags) { f.metricsInterval = 0 }, "--metrics-interval"},
 		{func(f *tuneFlags) { f.collectMetrics, f.metricsURL = false, "http://x:8002/metrics" }, "--metrics-url"},
 	} {
@@ -106,8 +117,130 @@ func TestTuneFlagErrors(t *testing.T) {
 		f.model = "m"
 		c.edit(&f)
 		err := runTune(context.Background(), &f, &bytes.Buffer{}, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("error %v; want one naming %s", err, c.want)
+		var ee *exitError
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &ee) || ee.code != exitGeneric ||
+			!strings.Contains(err.Error(), "inferperf tune --help") {
+			t.Errorf("error %v (%#v); want one naming %s, exit %d, pointing at --help", err, ee, c.want, exitGeneric)
+		}
+	}
+}
+
+// TestTuneCommandLine: -p and --metrics-interval take milliseconds, as profile's do; a Go
+// duration there is refused with the number to write; a bad command line exits 99.
+func TestTuneCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		p, mInt string // the flags' values in ms, as parsed
+		err     string // "" = parses
+	}{
+		{nil, "500", "1000", ""},
+		{[]string{"-p", "250"}, "250", "1000", ""},
+		{[]string{"--measurement-interval=5000", "--metrics-interval", "100"}, "5000", "100", ""},
+		{[]string{"-p", "500ms"}, "", "", "--measurement-interval takes whole milliseconds, as profile's does: write 500 for 500ms"},
+		{[]string{"--metrics-interval", "2s"}, "", "", "write 2000 for 2s"},
+		{[]string{"-p", "fast"}, "", "", `failed to parse --measurement-interval: "fast" is not a non-negative integer`},
+		{[]string{"--no-such-flag"}, "", "", "unknown flag: --no-such-flag"},
+		{[]string{"delay"}, "", "", `unexpected argument "delay"`},
+	} {
+		cmd := newTuneCmd()
+		cmd.RunE = func(*cobra.Command, []string) error { return nil } // parse only
+		cmd.SetArgs(c.args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		err := cmd.Execute()
+		if c.err == "" {
+			p, mi := cmd.Flag("measurement-interval").Value.String(), cmd.Flag("metrics-interval").Value.String()
+			if err != nil || p != c.p || mi != c.mInt {
+				t.Errorf("%q: -p %s, --metrics-interval %s, %v; want %s, %s", c.args, p, mi, err, c.p, c.mInt)
+			}
+			continue
+		}
+		var ee *exitError
+		if err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &ee) || ee.code != exitGeneric {
+			t.Errorf("%q: error %v; want exit %d naming %q", c.args, err, exitGeneric, c.err)
+		}
+	}
+}
+
+// TestTuneExitStatus runs the binary: a server that does not answer is an error, exit 99 as in
+// profile, and so is a bad option.
+func TestTuneExitStatus(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now: the connection is refused
+	for _, args := range [][]string{
+		{"tune", "-m", "delay", "-u", addr, "--collect-metrics=false"},
+		{"tune", "-m", "delay", "-p", "500ms"},
+	} {
+		r := runBinary(t, binary, args...)
+		if r.code != exitGeneric || !strings.HasPrefix(r.stderr, "inferperf: ") {
+			t.Errorf("%q: exit %d; want %d\nstdout:\n%s\nstderr:\n%s", args, r.code, exitGeneric, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestTuneMetricsURL: the endpoint tune scrapes: --metrics-url when given, else the embedded
+// server's, else -u's host on Triton's metrics port.
+func TestTuneMetricsURL(t *testing.T) {
+	for _, c := range []struct{ explicit, embedded, server, want string }{
+		{"", "", "localhost:8000", "http://localhost:8002/metrics"},
+		{"", "", "localhost:8001", "http://localhost:8002/metrics"},
+		{"", "", "triton.example:9000", "http://triton.example:8002/metrics"},
+		{"", "", "http://10.0.0.5:8000/", "http://10.0.0.5:8002/metrics"},
+		{"", "127.0.0.1:41234", "127.0.0.1:41230", "http://127.0.0.1:41234/metrics"},
+		{"http://m:9102/metrics", "", "triton.example:9000", "http://m:9102/metrics"},
+	} {
+		if got := scrapeURL(c.explicit, c.embedded, c.server); got != c.want {
+			t.Errorf("scrapeURL(%q, %q, %q) = %q; want %q", c.explicit, c.embedded, c.server, got, c.want)
+		}
+	}
+}
+
+// TestMetricsAnswer: an endpoint that does not answer is one warning line, before the run,
+// naming it and the flag to set; one that answers is kept without a word.
+func TestMetricsAnswer(t *testing.T) {
+	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, "nv_cpu_utilization 0.25\nnv_cpu_memory_used_bytes 1e9\nnv_cpu_memory_total_bytes 4e9\n")
+	}))
+	defer metrics.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + l.Addr().String() + "/metrics"
+	l.Close()
+	for _, c := range []struct {
+		url  string
+		ok   bool
+		want string
+	}{
+		{metrics.URL + "/metrics", true, ""},
+		{metrics.URL + "/elsewhere", false, "HTTP 404 Not Found"},
+		{refused, false, "connection refused"},
+	} {
+		var w bytes.Buffer
+		ok := metricsAnswer(context.Background(), scrape.New(c.url, time.Second, nil), &w)
+		out := w.String()
+		if ok != c.ok {
+			t.Errorf("%s: kept %v; want %v (%q)", c.url, ok, c.ok, out)
+		}
+		if c.ok {
+			if out != "" {
+				t.Errorf("%s: answered, yet warned %q", c.url, out)
+			}
+			continue
+		}
+		if strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "WARNING: metrics "+c.url+": ") ||
+			!strings.Contains(out, c.want) || !strings.Contains(out, "--metrics-url") {
+			t.Errorf("%s: warned %q; want one line naming the URL, %q and --metrics-url", c.url, out, c.want)
 		}
 	}
 }
