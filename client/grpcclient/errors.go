@@ -114,6 +114,11 @@ func (c *Client) classify(ctx context.Context, err error) *client.Error {
 			// it closes with the client's preface unread.
 			return &client.Error{Kind: client.KindTransport, Status: int(code),
 				Msg: "cannot reach " + c.addr + ": the server closed the connection without an HTTP/2 preface (is it a TLS port?)"}
+		} else if strings.Contains(msg, "frame header looked like an HTTP/1.1 header") {
+			// An HTTP/1.x server answers the client's preface with "HTTP/1.1 400 ...", which the
+			// HTTP/2 framer (golang.org/x/net/http2) recognises and names in its error.
+			return &client.Error{Kind: client.KindTransport, Status: int(code),
+				Msg: c.addr + " speaks HTTP/1.1, not gRPC: use -i http, or point -u at the gRPC port"}
 		}
 		if reason, conn := connFailure(msg); conn {
 			kind = client.KindTransport

@@ -66,6 +66,10 @@ func (c *Client) transportError(ctx context.Context, err error) *client.Error {
 			return client.Errorf(client.KindTransport, 0, "TLS handshake with %s failed: %s", c.host, why)
 		}
 	}
+	if http2Answer(err) {
+		return client.Errorf(client.KindTransport, 0,
+			"%s speaks HTTP/2 (gRPC), not HTTP/1.1: use -i grpc, or point -u at the server's HTTP port", c.host)
+	}
 	verb := "connection to %s failed: %s"
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
@@ -76,6 +80,26 @@ func (c *Client) transportError(ctx context.Context, err error) *client.Error {
 		verb = "cannot reach %s: %s"
 	}
 	return client.Errorf(client.KindTransport, 0, verb, c.host, reason(err))
+}
+
+// http2Answer reports whether err is net/http's complaint about an answer that begins with an
+// HTTP/2 SETTINGS frame: a 3-byte length (well under 64 KiB, so two zero bytes first), then frame
+// type 0x04. An HTTP/2 server, a gRPC port among them, sends that frame first on every
+// connection, whatever the client says (RFC 9113 §3.4), and net/http quotes it as the status
+// line it could not parse: malformed HTTP response "\x00\x00\x06\x04...".
+func http2Answer(err error) bool {
+	const marker = "malformed HTTP response "
+	msg := err.Error()
+	i := strings.Index(msg, marker)
+	if i < 0 {
+		return false
+	}
+	quoted, qerr := strconv.QuotedPrefix(msg[i+len(marker):])
+	if qerr != nil {
+		return false
+	}
+	line, uerr := strconv.Unquote(quoted)
+	return uerr == nil && len(line) >= 4 && line[0] == 0 && line[1] == 0 && line[3] == 0x04
 }
 
 // reason is the short cause of a transport error: the errno text when there is one
