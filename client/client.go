@@ -43,15 +43,35 @@ type Inferer interface {
 	Close() error
 }
 
-// Stream is one open ModelStreamInfer stream. Send and Recv may be called from two goroutines.
+// Stream is one open ModelStreamInfer stream. Send and Recv may be called from two goroutines
+// (one sending, one receiving).
 type Stream interface {
-	// Send sends a prepared request with the given id (responses are matched by id).
+	// Send sends a prepared request with the given id (responses are matched by id). Its time
+	// (building the message, marshalling it and writing it onto the stream) is the request's
+	// send time, reported with its response.
 	Send(p Prepared, id string) error
-	// Recv waits for the next response: its request id, and the error of a failed request
-	// (in-band errors leave the stream open). A non-nil streamErr means the stream itself broke.
-	Recv() (id string, reqErr error, streamErr error)
+	// Recv waits for the next response. decode asks for the outputs decoded (for validation);
+	// otherwise they are only checked for well-formedness. A non-nil error means the stream
+	// itself broke (io.EOF: it ended after CloseSend); a failed request on a healthy stream is
+	// the response's Err.
+	Recv(decode bool) (StreamResponse, error)
 	// CloseSend half-closes the stream.
 	CloseSend() error
+}
+
+// StreamResponse is one response read from a Stream.
+type StreamResponse struct {
+	// ID is the id of the request it answers.
+	ID string
+	// Err is the error of a failed request (an in-band error: the stream stays open).
+	Err error
+	// Response holds the decoded outputs when Recv was asked to decode and the request succeeded.
+	Response *kserve.InferResponse
+	// Stamps is the request's breakdown, as perf_analyzer's streaming timers take it: Send is
+	// the request's send, Wait runs from the end of that send to the response being read off
+	// the stream, Recv is unmarshalling and checking (or decoding) it. For a response to a
+	// request this stream did not send (or a second response to one), only Recv is set.
+	Stamps Stamps
 }
 
 // Kind classifies a failed call.

@@ -169,16 +169,17 @@ func (s *streamSender) Send(ctx context.Context, worker int, r *load.Result) {
 		r.Kind, r.Err = kindOf(err), err
 		return
 	}
-	gotID, reqErr, streamErr := st.Recv()
+	resp, streamErr := st.Recv(false)
+	r.SendTime, r.WaitTime, r.RecvTime = resp.Stamps.Send, resp.Stamps.Wait, resp.Stamps.Recv
 	switch {
 	case streamErr != nil:
 		s.drop(worker) // the next request opens a new stream
 		r.Kind, r.Err = kindOf(streamErr), streamErr
-	case reqErr != nil:
-		r.Kind, r.Err = kindOf(reqErr), reqErr
-	case gotID != id:
+	case resp.Err != nil:
+		r.Kind, r.Err = kindOf(resp.Err), resp.Err
+	case resp.ID != id:
 		s.drop(worker)
-		r.Kind, r.Err = load.Other, client.Errorf(client.KindOther, 0, "stream answered request %s while %s was awaited", gotID, id)
+		r.Kind, r.Err = load.Other, client.Errorf(client.KindOther, 0, "stream answered request %s while %s was awaited", resp.ID, id)
 	default:
 		r.Kind, r.Err = load.OK, nil
 	}

@@ -3,12 +3,10 @@ package grpcclient
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/stats"
 
 	"inferperf/client"
@@ -335,82 +333,3 @@ func (*statsHandler) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.
 
 // HandleConn ignores connection events.
 func (*statsHandler) HandleConn(context.Context, stats.ConnStats) {}
-
-// NewStream opens a ModelStreamInfer stream on the next channel. The stream lives until ctx ends
-// or the server closes it; Options.Timeout does not apply to it.
-func (c *Client) NewStream(ctx context.Context) (client.Stream, error) {
-	s, err := c.stub().ModelStreamInfer(c.outgoing(ctx))
-	if err != nil {
-		return nil, c.classify(ctx, err)
-	}
-	return &stream{c: c, ctx: ctx, s: s}, nil
-}
-
-// stream is one ModelStreamInfer stream.
-type stream struct {
-	c   *Client
-	ctx context.Context
-	s   grpc.BidiStreamingClient[pb.ModelInferRequest, pb.ModelStreamInferResponse]
-	mu  sync.Mutex // serialises Send: grpc-go allows one sender at a time
-}
-
-// Send sends p under the given id. The prepared message is shared, so the id goes into a new
-// message that shares every other field (slices and maps are only read while marshalling).
-func (s *stream) Send(p client.Prepared, id string) error {
-	gp, err := own(p)
-	if err != nil {
-		return err
-	}
-	m := gp.msg
-	msg := &pb.ModelInferRequest{
-		ModelName:        m.ModelName,
-		ModelVersion:     m.ModelVersion,
-		Id:               id,
-		Parameters:       m.Parameters,
-		Inputs:           m.Inputs,
-		Outputs:          m.Outputs,
-		RawInputContents: m.RawInputContents,
-	}
-	s.mu.Lock()
-	err = s.s.Send(msg)
-	s.mu.Unlock()
-	if err == io.EOF {
-		// The stream has ended; its status is what Recv returns.
-		return client.Errorf(client.KindTransport, 0, "stream to %s closed", s.c.addr)
-	}
-	if err != nil {
-		return s.c.classify(s.ctx, err)
-	}
-	return nil
-}
-
-// Recv waits for the next response. An in-band error (a failed request on a healthy stream) is
-// reqErr; the end of the stream after CloseSend is streamErr == io.EOF; any other streamErr is a
-// *client.Error.
-func (s *stream) Recv() (id string, reqErr error, streamErr error) {
-	resp, err := s.s.Recv()
-	if err == io.EOF {
-		return "", nil, io.EOF
-	}
-	if err != nil {
-		return "", nil, s.c.classify(s.ctx, err)
-	}
-	id = resp.GetInferResponse().GetId()
-	if msg := resp.GetErrorMessage(); msg != "" {
-		return id, &client.Error{Kind: inBandKind(msg), Msg: msg}, nil
-	}
-	if ce := checkResponse(resp.GetInferResponse()); ce != nil {
-		return id, ce, nil
-	}
-	return id, nil, nil
-}
-
-// CloseSend half-closes the stream: the server finishes the requests in flight, then ends it.
-func (s *stream) CloseSend() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.s.CloseSend(); err != nil {
-		return s.c.classify(s.ctx, err)
-	}
-	return nil
-}

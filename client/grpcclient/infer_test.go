@@ -283,14 +283,14 @@ func TestStream(t *testing.T) {
 	}()
 	got := map[string]error{}
 	for {
-		id, reqErr, streamErr := st.Recv()
+		r, streamErr := st.Recv(false)
 		if streamErr == io.EOF {
 			break
 		}
 		if streamErr != nil {
 			t.Fatalf("Recv: stream broke: %v", streamErr)
 		}
-		got[id] = reqErr
+		got[r.ID] = r.Err
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Send/CloseSend: %v", err)
@@ -324,7 +324,7 @@ func TestStreamServerDown(t *testing.T) {
 		// grpc-go may open the stream lazily; then the failure shows on Send or Recv.
 		err = st.Send(p, "1")
 		if err == nil {
-			_, _, err = st.Recv()
+			_, err = st.Recv(false)
 		}
 	}
 	if client.KindOf(err) != client.KindTransport || !strings.Contains(err.Error(), "cannot reach "+down) {

@@ -64,8 +64,8 @@ func TestMetadataAndChannels(t *testing.T) {
 	if err := st.Send(p, "s1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, reqErr, streamErr := st.Recv(); reqErr != nil || streamErr != nil {
-		t.Fatal(reqErr, streamErr)
+	if r, streamErr := st.Recv(false); r.Err != nil || streamErr != nil {
+		t.Fatal(r.Err, streamErr)
 	}
 	st.CloseSend()
 
