@@ -62,8 +62,25 @@ type source interface {
 // Measure measures one load level: it cuts measurement windows until decide settles the outcome
 // (stable, over the threshold, fixed windows done, --max-trials reached, no requests, failure or
 // interrupt) and returns the level with its outcome. The level is returned whenever windows were
-// measured, also with an error, so that what was measured is reported.
+// measured, also with an error, so that what was measured is reported. A response that fails
+// validation stops the level at once: Failed, with the mismatch as the error.
 func (s *Session) Measure(ctx context.Context, ld Load) (*results.Level, Outcome, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.brake.arm(cancel)
+	defer s.brake.arm(nil)
+	lvl, out, err := s.measureLoad(ctx, ld)
+	if cause := s.brake.cause(); cause != nil {
+		if lvl != nil && len(lvl.Windows) == 0 {
+			lvl = nil // stopped before its first window: nothing was measured to report
+		}
+		return lvl, Failed, cause
+	}
+	return lvl, out, err
+}
+
+// measureLoad is Measure under the level's context.
+func (s *Session) measureLoad(ctx context.Context, ld Load) (*results.Level, Outcome, error) {
 	defer s.experiment(ld)()
 	start := ld.stage
 	start.Concurrency, start.Rate = ld.Concurrency, ld.Rate

@@ -3,7 +3,9 @@ package profile
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -20,21 +22,26 @@ import (
 type payload struct {
 	reqs     []client.Prepared
 	expected [][]kserve.Tensor // nil without validation data
+	// where names request i's place in the input data: "stream S, step J", J counting the
+	// stream's requests (its steps, or groups of -b steps).
+	where []string
 }
 
 // prepare encodes every request of the input data once.
 func (s *Session) prepare() (*payload, error) {
 	p := &payload{}
-	steps := s.data.Steps()
 	validate := false
-	for _, st := range steps {
-		prep, err := s.inf.Prepare(st.Request(s.model.Model))
-		if err != nil {
-			return nil, err
+	for si, stream := range s.data.Streams {
+		for j, st := range stream {
+			prep, err := s.inf.Prepare(st.Request(s.model.Model))
+			if err != nil {
+				return nil, err
+			}
+			p.reqs = append(p.reqs, prep)
+			p.expected = append(p.expected, st.Expected)
+			p.where = append(p.where, fmt.Sprintf("stream %d, step %d", si, j))
+			validate = validate || len(st.Expected) > 0
 		}
-		p.reqs = append(p.reqs, prep)
-		p.expected = append(p.expected, st.Expected)
-		validate = validate || len(st.Expected) > 0
 	}
 	if len(p.reqs) == 0 {
 		return nil, fmt.Errorf("the input data has no request to send")
@@ -45,23 +52,94 @@ func (s *Session) prepare() (*payload, error) {
 	return p, nil
 }
 
-// check compares a response with step i's expected outputs (byte for byte, shapes included).
+// check compares a response with request i's expected outputs, byte for byte, shapes included.
+// A difference is one line naming the output, the first differing element with both values, and
+// the request's place in the input data:
+// "validation mismatch: output OUTPUT0 element 3: expected 7, got 6 (stream 0, step 2)".
 func (p *payload) check(i int, resp *kserve.InferResponse) error {
 	if p.expected == nil {
 		return nil
 	}
 	for _, want := range p.expected[i] {
-		got := resp.Output(want.Name)
-		switch {
-		case got == nil:
-			return fmt.Errorf("validation: the response has no output '%s'", want.Name)
-		case !slices.Equal(got.Shape, want.Shape):
-			return fmt.Errorf("validation: output '%s' has shape %v; the validation data expects %v", want.Name, got.Shape, want.Shape)
-		case !bytes.Equal(got.Data, want.Data):
-			return fmt.Errorf("validation: output '%s' of request %d differs from the validation data", want.Name, i)
+		if problem := compareOutput(want, resp.Output(want.Name)); problem != "" {
+			return fmt.Errorf("validation mismatch: %s (%s)", problem, p.where[i])
 		}
 	}
 	return nil
+}
+
+// compareOutput says how got differs from want, "" when it does not.
+func compareOutput(want kserve.Tensor, got *kserve.Tensor) string {
+	switch {
+	case got == nil:
+		return fmt.Sprintf("the response has no output %s", want.Name)
+	case want.Datatype != "" && got.Datatype != want.Datatype:
+		return fmt.Sprintf("output %s is %s; the validation data expects %s", want.Name, got.Datatype, want.Datatype)
+	case !slices.Equal(got.Shape, want.Shape):
+		return fmt.Sprintf("output %s has shape %v; the validation data expects %v", want.Name, got.Shape, want.Shape)
+	case bytes.Equal(got.Data, want.Data):
+		return ""
+	}
+	dt := want.Datatype
+	if dt == kserve.Bytes {
+		w, werr := kserve.SplitBytesElements(want.Data)
+		g, gerr := kserve.SplitBytesElements(got.Data)
+		if werr != nil || gerr != nil {
+			return fmt.Sprintf("output %s differs from the validation data", want.Name)
+		}
+		for k := range min(len(w), len(g)) {
+			if !bytes.Equal(w[k], g[k]) {
+				return fmt.Sprintf("output %s element %d: expected %s, got %s", want.Name, k, strconv.Quote(string(w[k])), strconv.Quote(string(g[k])))
+			}
+		}
+		return fmt.Sprintf("output %s has %d elements; the validation data expects %d", want.Name, len(g), len(w))
+	}
+	size := dt.ElementSize()
+	if size <= 0 || len(got.Data) != len(want.Data) {
+		return fmt.Sprintf("output %s has %d bytes of data; the validation data expects %d", want.Name, len(got.Data), len(want.Data))
+	}
+	k := 0
+	for k < len(want.Data) && got.Data[k] == want.Data[k] {
+		k++
+	}
+	k -= k % size
+	return fmt.Sprintf("output %s element %d: expected %s, got %s", want.Name, k/size,
+		formatElement(dt, want.Data[k:k+size]), formatElement(dt, got.Data[k:k+size]))
+}
+
+// formatElement writes one little-endian element of a fixed-size type as the JSON input files
+// write it (FP16 and BF16 as the float32 they widen to).
+func formatElement(dt kserve.DataType, b []byte) string {
+	le := binary.LittleEndian
+	switch dt {
+	case kserve.Bool:
+		return strconv.FormatBool(b[0] != 0)
+	case kserve.Int8:
+		return strconv.FormatInt(int64(int8(b[0])), 10)
+	case kserve.Int16:
+		return strconv.FormatInt(int64(int16(le.Uint16(b))), 10)
+	case kserve.Int32:
+		return strconv.FormatInt(int64(int32(le.Uint32(b))), 10)
+	case kserve.Int64:
+		return strconv.FormatInt(int64(le.Uint64(b)), 10)
+	case kserve.Uint8:
+		return strconv.FormatUint(uint64(b[0]), 10)
+	case kserve.Uint16:
+		return strconv.FormatUint(uint64(le.Uint16(b)), 10)
+	case kserve.Uint32:
+		return strconv.FormatUint(uint64(le.Uint32(b)), 10)
+	case kserve.Uint64:
+		return strconv.FormatUint(le.Uint64(b), 10)
+	case kserve.FP16:
+		return strconv.FormatFloat(float64(kserve.FP16ToFloat32(le.Uint16(b))), 'g', -1, 32)
+	case kserve.BF16:
+		return strconv.FormatFloat(float64(kserve.BF16ToFloat32(le.Uint16(b))), 'g', -1, 32)
+	case kserve.FP32:
+		return strconv.FormatFloat(float64(math.Float32frombits(le.Uint32(b))), 'g', -1, 32)
+	case kserve.FP64:
+		return strconv.FormatFloat(math.Float64frombits(le.Uint64(b)), 'g', -1, 64)
+	}
+	return fmt.Sprintf("0x%x", b)
 }
 
 // kindOf maps a client failure to the load generator's outcome kinds.
@@ -84,11 +162,52 @@ func kindOf(err error) load.Kind {
 	}
 }
 
+// brake stops the run at the first response that contradicts the validation data: every figure
+// after it would describe a server that answers wrongly, so measuring on (a whole window, a whole
+// sweep) only delays the one line the user needs. The senders pull it; Measure arms it with the
+// level's cancel and turns the level into a failure with the pull's error.
+type brake struct {
+	mu     sync.Mutex
+	err    error
+	cancel context.CancelCauseFunc
+}
+
+// pull records err, if it is the first, and stops the level being measured.
+func (b *brake) pull(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return
+	}
+	b.err = err
+	if b.cancel != nil {
+		b.cancel(err)
+	}
+}
+
+// arm makes cancel the level to stop (nil: none); a brake already pulled stops it at once.
+func (b *brake) arm(cancel context.CancelCauseFunc) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cancel = cancel
+	if cancel != nil && b.err != nil {
+		cancel(b.err)
+	}
+}
+
+// cause is the error the brake was pulled with, nil if it was not.
+func (b *brake) cause() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
 // unarySender sends a prepared request per call: the adapter from client.Inferer to load.Sender.
 // Request i sends step i of the input data, round-robin.
 type unarySender struct {
 	inf     client.Inferer
 	payload *payload
+	brake   *brake
 }
 
 func (s *unarySender) Send(ctx context.Context, _ int, r *load.Result) {
@@ -107,6 +226,7 @@ func (s *unarySender) Send(ctx context.Context, _ int, r *load.Result) {
 		if err == nil {
 			if cerr := p.check(i, resp); cerr != nil {
 				r.Kind, r.Err = load.Mismatch, cerr
+				s.brake.pull(cerr)
 				return
 			}
 		}
@@ -121,10 +241,12 @@ func (s *unarySender) Send(ctx context.Context, _ int, r *load.Result) {
 
 // streamSender keeps one gRPC stream per worker: each worker sends its request on its own stream
 // and waits for the response, so a closed loop over streams holds exactly one request in flight
-// per worker, as perf_analyzer's streaming contexts do.
+// per worker, as perf_analyzer's streaming contexts do. Request i sends step i of the input
+// data, round-robin, as the unary sender does.
 type streamSender struct {
-	inf client.Inferer
-	req client.Prepared
+	inf     client.Inferer
+	payload *payload
+	brake   *brake
 
 	mu      sync.Mutex
 	streams map[int]client.Stream
@@ -163,13 +285,15 @@ func (s *streamSender) Send(ctx context.Context, worker int, r *load.Result) {
 		r.Kind, r.Err = kindOf(err), err
 		return
 	}
+	p := s.payload
+	i := int(r.Seq % uint64(len(p.reqs)))
 	id := strconv.FormatUint(s.seq.Add(1), 10)
-	if err := st.Send(s.req, id); err != nil {
+	if err := st.Send(p.reqs[i], id); err != nil {
 		s.drop(worker)
 		r.Kind, r.Err = kindOf(err), err
 		return
 	}
-	resp, streamErr := st.Recv(false)
+	resp, streamErr := st.Recv(p.expected != nil)
 	r.SendTime, r.WaitTime, r.RecvTime = resp.Stamps.Send, resp.Stamps.Wait, resp.Stamps.Recv
 	switch {
 	case streamErr != nil:
@@ -181,6 +305,11 @@ func (s *streamSender) Send(ctx context.Context, worker int, r *load.Result) {
 		s.drop(worker)
 		r.Kind, r.Err = load.Other, client.Errorf(client.KindOther, 0, "stream answered request %s while %s was awaited", resp.ID, id)
 	default:
+		if cerr := p.check(i, resp.Response); cerr != nil {
+			r.Kind, r.Err = load.Mismatch, cerr
+			s.brake.pull(cerr)
+			return
+		}
 		r.Kind, r.Err = load.OK, nil
 	}
 }

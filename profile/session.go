@@ -46,6 +46,7 @@ type Session struct {
 	payload *payload
 	sender  load.Sender
 	stream  *streamSender // the sender when streaming, to close its streams
+	brake   brake         // pulled by the senders at the first response that fails validation
 	stats   *serverstats.Source
 	cache   bool // the model's response cache is on
 
@@ -99,8 +100,7 @@ func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin clien
 	if resp, err := inf.InferResponse(ctx, s.payload.reqs[0]); err != nil {
 		return nil, fmt.Errorf("the first request to model '%s' failed: %w", cfg.Model, err)
 	} else if err := s.payload.check(0, resp); err != nil {
-		// Not fatal: mismatches are counted through the run, by kind, with examples.
-		hooks.Events.Note(results.Note{Kind: results.NoteValidation, Text: err.Error()})
+		return nil, err // the first checked response: no load for a server that answers wrongly
 	}
 	if m.ServerStats {
 		var steps []client.EnsembleStep
@@ -109,9 +109,9 @@ func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin clien
 		}
 		s.stats = serverstats.NewSource(admin, cfg.Model, cfg.ModelVersion, steps, s.cache)
 	}
-	s.sender = &unarySender{inf: inf, payload: s.payload}
+	s.sender = &unarySender{inf: inf, payload: s.payload, brake: &s.brake}
 	if cfg.Streaming {
-		s.stream = &streamSender{inf: inf, req: s.payload.reqs[0]}
+		s.stream = &streamSender{inf: inf, payload: s.payload, brake: &s.brake}
 		s.sender = s.stream
 	}
 	if hooks.Metrics != nil {
