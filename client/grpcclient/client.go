@@ -5,8 +5,10 @@
 // protobuf message may be marshalled by many goroutines at once as long as nobody changes it).
 // Requests are spread round-robin over Options.Connections channels, because one HTTP/2
 // connection caps the streams in flight and funnels everything through one TCP flow. The
-// client-side breakdown (marshal, response wait, unmarshal) comes from a stats.Handler on the
-// channels, not from timing code around the calls.
+// client-side breakdown (marshal, response wait, unmarshal) of a unary call comes from a
+// stats.Handler on the channels, not from timing code around the calls; a stream's events do not
+// delimit its messages, so a stream times its sends and stamps each response's unmarshalling in
+// its codec (see NewStream).
 package grpcclient
 
 import (
