@@ -38,12 +38,6 @@ func (b *svgBuf) text(x, y float64, anchor, size, color, extra, s string) {
 		num(x), num(y), anchor, size, color, extra, esc(s))
 }
 
-// haloText writes a label with a white halo, readable over lines.
-func (b *svgBuf) haloText(x, y float64, anchor, size, color, weight, s string) {
-	b.text(x, y, anchor, size, color,
-		fmt.Sprintf(` font-weight="%s" stroke="#fff" stroke-width="4" stroke-linejoin="round" paint-order="stroke"`, weight), s)
-}
-
 // niceCeil returns the smallest of 1, 2, 2.5, 5 times a power of ten that is at least x (> 0).
 func niceCeil(x float64) float64 {
 	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
@@ -84,7 +78,10 @@ func tickLabel(v, step float64) string {
 
 // xAxis maps load values to pixels, linearly from zero or logarithmically over a wide range.
 type xAxis struct {
-	log         bool
+	log bool
+	// pow2 ticks a logarithmic axis at the powers of two: the axis is a concurrency, which
+	// sweeps and the tuner's search double.
+	pow2        bool
 	lo, hi      float64 // domain (log10 of it when log)
 	left, right float64 // pixels
 }
@@ -126,13 +123,20 @@ func (a xAxis) at(v float64) float64 {
 	return a.left + (v-a.lo)/(a.hi-a.lo)*(a.right-a.left)
 }
 
-// ticks returns the load values to label: the measured loads when there are few enough, else
-// round values; a tick that would crowd the previous one is dropped.
+// ticks returns the load values to label, evenly spaced on the axis: on a logarithmic axis the
+// powers of two (pow2) or 1, 2, 5 times the powers of ten; on a linear one the measured loads
+// when they are evenly spaced (a start:end:step range) and few enough, else round values.
+// Labelling uneven loads (a search's 1, 2, 4, 5, 8, 16, 20, 32, 40) would space the ticks
+// unevenly and make the axis hard to read. A tick that would crowd the previous one is dropped.
 func (a xAxis) ticks(xs []float64) []float64 {
 	var cand []float64
 	switch {
-	case len(xs) > 0 && len(xs) <= 24:
-		cand = xs
+	case a.log && a.pow2:
+		for e := math.Floor(a.lo / math.Log10(2)); e <= math.Ceil(a.hi/math.Log10(2)); e++ {
+			if v := math.Exp2(e); v >= 1 && math.Log10(v) >= a.lo && math.Log10(v) <= a.hi {
+				cand = append(cand, v)
+			}
+		}
 	case a.log:
 		for e := math.Floor(a.lo); e <= math.Ceil(a.hi); e++ {
 			for _, m := range []float64{1, 2, 5} {
@@ -141,8 +145,13 @@ func (a xAxis) ticks(xs []float64) []float64 {
 				}
 			}
 		}
+	case len(xs) > 0 && len(xs) <= 24 && evenlySpaced(xs):
+		cand = xs
 	default:
 		step, n := axisSteps(a.hi)
+		if whole(xs) {
+			step = max(step, 1)
+		}
 		for i := 0; i <= n; i++ {
 			if v := float64(i) * step; v <= a.hi {
 				cand = append(cand, v)
@@ -158,6 +167,26 @@ func (a xAxis) ticks(xs []float64) []float64 {
 		}
 	}
 	return out
+}
+
+// whole reports whether every value is a whole number.
+func whole(xs []float64) bool {
+	for _, x := range xs {
+		if x != math.Trunc(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// evenlySpaced reports whether sorted values are equally far apart.
+func evenlySpaced(xs []float64) bool {
+	for i := 2; i < len(xs); i++ {
+		if d, d0 := xs[i]-xs[i-1], xs[1]-xs[0]; math.Abs(d-d0) > 1e-9*math.Max(math.Abs(d0), 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // yAxis maps a quantity from zero to top onto pixels, bottom to top.
@@ -213,6 +242,7 @@ type lineChart struct {
 	standalone           bool
 	xName, yName, y2Name string
 	xFmt                 func(float64) string
+	xPow2                bool      // a logarithmic x axis ticks at powers of two (concurrency)
 	xs                   []float64 // the distinct loads, sorted
 	series               []series
 	yMax, y2Max          float64 // data maxima; the axes round up
@@ -225,12 +255,16 @@ type lineChart struct {
 	empty    string // message drawn when there is no series
 }
 
-// frame is the geometry a decoration needs.
+// frame is the geometry a decoration needs, and what its labels must keep clear of.
 type frame struct {
 	x                        xAxis
 	y, y2                    yAxis
 	left, right, top, bottom float64
+	obs                      obstacles
 }
+
+// plot is the plot area, in which labels stay.
+func (f *frame) plot() rect { return rect{f.left, f.top - 4, f.right, f.bottom} }
 
 const (
 	chartW = 960.0
@@ -271,6 +305,7 @@ func (c *lineChart) render() string {
 		b.text(w-24, 30, "end", "12.5", colMuted, "", c.subtitle)
 	}
 	f.x = newXAxis(c.xs, f.left+4, f.right-4)
+	f.x.pow2 = c.xPow2
 	f.y = yAxis{top: f.top, bottom: f.bottom, fmtTick: c.yFmt}
 	if c.yFixed > 0 {
 		f.y.step, f.y.n = c.yFixed/5, 5
@@ -338,15 +373,21 @@ func (c *lineChart) render() string {
 			ax = f.y2
 		}
 		var path strings.Builder
+		line := polyline{width: s.width}
 		for i, p := range s.pts {
 			cmd := "L"
 			if i == 0 {
 				cmd = "M"
 			}
 			fmt.Fprintf(&path, "%s%s %s", cmd, num(f.x.at(p.x)), num(ax.at(p.y)))
+			line.pts = append(line.pts, pt{f.x.at(p.x), ax.at(p.y)})
+			f.obs.discs = append(f.obs.discs, disc{pt{f.x.at(p.x), ax.at(p.y)}, s.marker + 0.75})
 		}
 		if len(s.pts) == 0 {
 			continue
+		}
+		if s.width > 0 {
+			f.obs.lines = append(f.obs.lines, line)
 		}
 		b.f(`<g class="series" data-series="%s">`, esc(s.name))
 		if s.area && len(s.pts) > 1 {

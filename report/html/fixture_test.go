@@ -19,9 +19,11 @@ func sweepFixture() *results.Sweep {
 	s := &results.Sweep{
 		Schema: results.SchemaVersion, Tool: "inferperf", Version: "0.6.0",
 		Started: started, Finished: started.Add(4*time.Minute + 12*time.Second),
-		Settings: json.RawMessage(`{"model":"resnet50","url":"http://gpu-node:8000","protocol":"http",` +
-			`"concurrency_range":{"start":1,"end":64,"step":2,"geometric":true},"measurement_interval_ms":5000,` +
-			`"stability_percentage":10,"max_trials":10,"latency_budget":{"percentile":95,"limit":10000000}}`),
+		// The settings as profile.Settings records them.
+		Settings: json.RawMessage(`{"concurrency_range":{"start":1,"end":64,"step":1},"binary_search":true,"seed":1,` +
+			`"measurement_mode":"time_windows","measurement_interval_ms":5000,"stability_percentage":10,"max_trials":10,` +
+			`"latency_threshold_ms":100,"request_timeout_ms":2500,"async":false,"streaming":false,"max_threads":64,` +
+			`"input_data":["random"],"string_length":128,"trace_settings":{"trace_level":["TIMESTAMPS"],"trace_rate":["1000"]}}`),
 		Model: "resnet50", ModelVersion: "1", URL: "http://gpu-node:8000", Protocol: "http", BatchSize: 1,
 		Mode: "concurrency", ServerStats: true,
 		Budget:     "p95:10ms",
@@ -91,5 +93,32 @@ func rateFixture() *results.Sweep {
 		}
 		s.Levels = append(s.Levels, l)
 	}
+	return s
+}
+
+// wideFixture has the widest levels table the report draws: an open-loop sweep with the
+// server's statistics, five percentiles, lower bounds, six-figure counts, errors and every
+// status, so that a browser test can check the table fits the page.
+func wideFixture() *results.Sweep {
+	s := rateFixture()
+	s.Model, s.ModelVersion, s.URL = "ensemble_preprocess_resnet152", "12", "https://inference.example.internal:8443"
+	s.ServerStats = true
+	for i := range s.Levels {
+		l := &s.Levels[i]
+		l.RequestRate *= 1000
+		l.Open.OfferedRate *= 1000
+		l.Open.InFlight = 12345
+		l.Requests, l.Throughput = 1234567, l.Throughput*1000
+		l.ThroughputCI = results.Interval{Mean: l.Throughput, Low: l.Throughput * 0.98, High: l.Throughput * 1.02}
+		l.Latency.Percentiles["99.9"] = l.Latency.MaxUs * 9 / 10
+		l.Latency.LowerBounds = map[string]bool{"99": true, "99.9": true}
+		l.Errors = map[string]uint64{"timeout": 123456}
+		l.Server = &results.ServerBreakdown{QueueUs: 123456, ComputeUs: 234567, ComputeInferUs: 234567}
+	}
+	s.Levels[1].ThroughputOnly = true
+	s.Levels[2].Stable = false
+	s.Knee = &results.Point{RequestRate: s.Levels[1].RequestRate, Throughput: s.Levels[1].Throughput}
+	s.Operating = &results.Point{RequestRate: s.Levels[1].RequestRate, Throughput: s.Levels[1].Throughput}
+	s.Budget = "p99.9:250ms"
 	return s
 }

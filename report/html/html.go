@@ -161,6 +161,7 @@ func curveChart(s *results.Sweep, standalone bool) *lineChart {
 	if s.Mode == "request_rate" {
 		c.xName = "Request rate (req/s)"
 	}
+	c.xPow2 = s.Mode != "request_rate"
 	var sub []string
 	if s.Protocol != "" {
 		sub = append(sub, strings.ToUpper(s.Protocol))
@@ -240,32 +241,50 @@ func curveChart(s *results.Sweep, standalone bool) *lineChart {
 	}
 
 	c.decorate = func(b *svgBuf, f *frame) {
+		// Every mark is an obstacle before any label is placed, so that no label covers a mark
+		// drawn after it; the budget's own line is one only after its label is placed beside it.
+		// The knee's faint dashed rule is a guide, like the grid: a haloed label may cross it.
+		budgetText := "budget " + bud.Name + " ≤ " + bud.Limit.String()
+		var kx, ky, ox, oy float64
+		if k := s.Knee; k != nil {
+			kx, ky = f.x.at(pointLoad(s, k)), f.y.at(k.Throughput)
+			f.obs.discs = append(f.obs.discs, disc{pt{kx, ky}, 11.5})
+		}
+		if o := s.Operating; o != nil {
+			ox, oy = f.x.at(pointLoad(s, o)), f.y.at(o.Throughput)
+			f.obs.discs = append(f.obs.discs, disc{pt{ox, oy}, 11})
+		}
 		if hasBudget {
 			y := f.y2.at(float64(bud.Limit.Microseconds()) / div)
+			at, ok := f.obs.place(f.plot(), 12, budgetText, alongLine(f, y))
+			f.obs.lines = append(f.obs.lines, polyline{[]pt{{f.left, y}, {f.right, y}}, 1.75})
 			b.f(`<g id="budget-line"><title>%s</title>`, esc("Latency budget: "+bud.Name+" ≤ "+bud.Limit.String()))
 			b.f(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.75" stroke-dasharray="7 5"/>`,
 				num(f.left), num(y), num(f.right), num(y), budgetColor)
-			b.haloText(f.right-6, y-7, "end", "12", budgetColor, "600", "budget "+bud.Name+" ≤ "+bud.Limit.String())
+			if ok {
+				b.markLabel(at, 12, budgetColor, budgetText)
+			}
 			b.f(`</g>`)
 		}
 		if k := s.Knee; k != nil {
-			x, y := f.x.at(pointLoad(s, k)), f.y.at(k.Throughput)
-			anchor, dx := "start", 7.0
-			if x > f.right-150 {
-				anchor, dx = "end", -7
-			}
+			text := "knee · " + shortLoad(s, pointLoad(s, k))
+			at, ok := f.obs.place(f.plot(), 12.5, text, besideRule(f, kx))
 			b.f(`<g id="knee-marker"><title>%s</title>`, esc(pointTip(s, "Knee", k)))
 			b.f(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-opacity="0.55" stroke-width="1.25" stroke-dasharray="3 4"/>`,
-				num(x), num(f.top), num(x), num(f.bottom), colKnee)
-			b.f(`<circle cx="%s" cy="%s" r="10" fill="none" stroke="%s" stroke-width="2.25"/>`, num(x), num(y), colKnee)
-			b.haloText(x+dx, f.top+13, anchor, "12.5", colKnee, "600", "knee · "+shortLoad(s, pointLoad(s, k)))
+				num(kx), num(f.top), num(kx), num(f.bottom), colKnee)
+			b.f(`<circle cx="%s" cy="%s" r="10" fill="none" stroke="%s" stroke-width="2.25"/>`, num(kx), num(ky), colKnee)
+			if ok {
+				b.markLabel(at, 12.5, colKnee, text)
+			}
 			b.f(`</g>`)
 		}
 		if o := s.Operating; o != nil {
-			x, y := f.x.at(pointLoad(s, o)), f.y.at(o.Throughput)
+			at, ok := f.obs.place(f.plot(), 12.5, "operating point", aroundMark(ox, oy, 10))
 			b.f(`<g id="operating-point"><title>%s</title>`, esc(pointTip(s, "Operating point", o)))
-			b.f(`<path d="M%s %sl10 10l-10 10l-10 -10Z" fill="%s" stroke="#fff" stroke-width="2"/>`, num(x), num(y-10), colOperating)
-			b.haloText(x, y+27, "middle", "12.5", colOperating, "600", "operating point")
+			b.f(`<path d="M%s %sl10 10l-10 10l-10 -10Z" fill="%s" stroke="#fff" stroke-width="2"/>`, num(ox), num(oy-10), colOperating)
+			if ok {
+				b.markLabel(at, 12.5, colOperating, "operating point")
+			}
 			b.f(`</g>`)
 		}
 	}
@@ -283,18 +302,22 @@ func pointTip(s *results.Sweep, what string, p *results.Point) string {
 	return t
 }
 
-// Parts of the latency breakdown, in the order a request meets them.
+// Parts of the latency breakdown, in the order a request meets them. The colours are Okabe
+// and Ito's palette for colour-blind readers ("Color Universal Design", 2008), the network part
+// a neutral grey: the client's parts are blues, the queue orange, and the three compute phases
+// yellow, green and purple, which differ in hue and lightness alike, so that no two parts drawn
+// together look alike with any common colour-vision deficiency (TestBreakdownPalette).
 var (
-	partSend    = legendItem{"Client send", "#60a5fa", "box"}
-	partNetwork = legendItem{"Network + server send/recv", "#c4b5fd", "box"}
-	partQueue   = legendItem{"Server queue", "#fbbf24", "box"}
-	partInput   = legendItem{"Compute input", "#6ee7b7", "box"}
-	partInfer   = legendItem{"Compute infer", "#059669", "box"}
-	partOutput  = legendItem{"Compute output", "#34d399", "box"}
-	partHit     = legendItem{"Cache hit", "#f472b6", "box"}
-	partMiss    = legendItem{"Cache miss", "#fb7185", "box"}
-	partRecv    = legendItem{"Client receive", "#1d4ed8", "box"}
-	partWait    = legendItem{"Server + network", "#c4b5fd", "box"}
+	partSend    = legendItem{"Client send", "#56b4e9", "box"}
+	partNetwork = legendItem{"Network + server send/recv", "#c8c8c8", "box"}
+	partQueue   = legendItem{"Server queue", "#e69f00", "box"}
+	partInput   = legendItem{"Compute input", "#f0e442", "box"}
+	partInfer   = legendItem{"Compute infer", "#009e73", "box"}
+	partOutput  = legendItem{"Compute output", "#cc79a7", "box"}
+	partHit     = legendItem{"Cache hit", "#009e73", "box"}
+	partMiss    = legendItem{"Cache miss", "#d55e00", "box"}
+	partRecv    = legendItem{"Client receive", "#0072b2", "box"}
+	partWait    = legendItem{"Server + network", "#c8c8c8", "box"}
 )
 
 // breakdownParts returns the parts the sweep's breakdown has, and the values of one level.
@@ -385,6 +408,7 @@ func gpuChart(s *results.Sweep) string {
 	if s.Mode == "request_rate" {
 		c.xName = "Request rate (req/s)"
 	}
+	c.xPow2 = s.Mode != "request_rate"
 	var uuids []string
 	seen := map[string]bool{}
 	var xs []float64

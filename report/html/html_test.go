@@ -142,7 +142,7 @@ func TestMarks(t *testing.T) {
 		"Compute output", "Client receive",
 		`id="gpu-chart"`, "GPU-47385698-1baf-7602-e480-a211177a1640", "97.0%",
 		`id="levels"`, `id="errors"`, "timeout", "context deadline exceeded",
-		`id="stop-reason">completed<`, `id="settings"`, "&#34;stability_percentage&#34;: 10",
+		`id="stop-reason">completed<`, `id="settings"`, "<td class=\"left\">Measurement interval</td><td class=\"left wrap\">5s</td>",
 		"<title>Concurrency 8 · stable\nThroughput: 5,212 infer/s",
 	} {
 		if !strings.Contains(page, want) {

@@ -3,7 +3,6 @@ package html
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"strconv"
@@ -50,7 +49,10 @@ type page struct {
 	Errors      []errorRow
 
 	StopReason, StopClass, StopMessage string
-	Settings                           string
+	// Settings are the recorded settings as rows; SettingsText the record as it was written,
+	// when it is not a JSON object.
+	Settings     []settingRow
+	SettingsText string
 }
 
 // card is one headline figure.
@@ -62,7 +64,7 @@ type card struct {
 type levelRow struct {
 	Load, Status, StatusClass   string
 	Requests, Errors, ErrorsTip string
-	Throughput, CI              string
+	Throughput, CI, CITip       string
 	Avg, Max                    string
 	Percentiles                 []string
 	Queue, Compute              string
@@ -131,7 +133,7 @@ func buildPage(s *results.Sweep) *page {
 	p.CurveNotes = curveNotes(s)
 	p.Levels = levelRows(s, p.Percentiles)
 	p.Errors = errorRows(s)
-	p.Settings = settingsText(s.Settings)
+	p.Settings, p.SettingsText = runSettings(s)
 	return p
 }
 
@@ -231,7 +233,10 @@ func levelRows(s *results.Sweep, keys []string) []levelRow {
 			Queue: "—", Compute: "—",
 		}
 		if ci := l.ThroughputCI; ci.High > ci.Low {
-			r.CI = fmt.Sprintf("%s–%s", fmtRate(ci.Low), fmtRate(ci.High))
+			// The interval is the mean's, symmetric about it; its half-width relative to the
+			// mean takes a third of the room the two ends do, which the table needs.
+			r.CI = "±" + fmtShare((ci.High-ci.Low)/2/max(ci.Mean, (ci.High+ci.Low)/2))
+			r.CITip = fmt.Sprintf("95%% confidence interval %s–%s infer/s", fmtRate(ci.Low), fmtRate(ci.High))
 		}
 		if n := errorTotal(&l); n > 0 {
 			r.Errors = grouped(int64(n))
@@ -245,7 +250,7 @@ func levelRows(s *results.Sweep, keys []string) []levelRow {
 			if v, ok := l.Latency.Percentiles[k]; ok {
 				cell := fmtUs(float64(v))
 				if l.Latency.LowerBounds[k] {
-					cell = "≥ " + cell // requests that never came back: the latency is at least this
+					cell = "≥\u00a0" + cell // requests that never came back: the latency is at least this
 				}
 				r.Percentiles = append(r.Percentiles, cell)
 			} else {
@@ -320,6 +325,15 @@ func cpuRows(s *results.Sweep) []cpuRow {
 	return out
 }
 
+// fmtShare formats a small fraction as a percentage with the digits it needs: 0.0153 → "1.5%",
+// 0.12 → "12%".
+func fmtShare(f float64) string {
+	if f >= 0.095 {
+		return strconv.FormatFloat(f*100, 'f', 0, 64) + "%"
+	}
+	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+}
+
 // pct is a CSS width for a 0-1 fraction, clamped.
 func pct(f float64) string {
 	f = min(max(f, 0), 1)
@@ -338,14 +352,21 @@ func errorRows(s *results.Sweep) []errorRow {
 	return out
 }
 
-// settingsText pretty-prints the recorded settings; invalid JSON is shown as it is.
-func settingsText(raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return ""
+// runSettings returns the rows of the settings table: the percentile the sweep stabilised on,
+// which the sweep holds at its top level, then the recorded settings. A record that is not a
+// JSON object comes back as text, to be shown as it is.
+func runSettings(s *results.Sweep) ([]settingRow, string) {
+	var rows []settingRow
+	if s.Percentile != 0 {
+		rows = append(rows, settingRow{Name: "Percentile", Lines: []string{
+			"p" + results.PercentileKey(s.Percentile) + " latency decides stability and summarises each level"}})
 	}
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw)
+	if len(bytes.TrimSpace(s.Settings)) == 0 {
+		return rows, ""
 	}
-	return b.String()
+	recorded, ok := settingsRows(s.Settings)
+	if !ok {
+		return rows, string(s.Settings)
+	}
+	return append(rows, recorded...), ""
 }

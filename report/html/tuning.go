@@ -182,6 +182,7 @@ func pathChart(t *results.Tuning, standalone bool) *lineChart {
 		xName:     "Concurrency", yName: "Throughput (infer/s)",
 		yFmt: tickLabel, y2Fmt: tickLabel,
 		xFmt:  func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
+		xPow2: true,
 		empty: "No configuration was measured.",
 	}
 	var xs []float64
@@ -232,16 +233,29 @@ func pathChart(t *results.Tuning, standalone bool) *lineChart {
 		c.legend = append(c.legend, legendItem{k.label, col, "line"})
 	}
 	if len(path) > 0 {
-		c.legend = append(c.legend, legendItem{budgetFigure(t) + " latency (dashed)", colMuted, "dash"},
-			legendItem{"Operating point", colOperating, "diamond"})
+		c.legend = append(c.legend, legendItem{budgetFigure(t) + " latency (dashed)", colMuted, "dash"})
+		if budgetUs(t) > 0 {
+			// The line's own label goes only where it crosses no curve; the legend always names it.
+			c.legend = append(c.legend, legendItem{"Budget " + tuningBudget(t), colBudget, "dash"})
+		}
+		c.legend = append(c.legend, legendItem{"Operating point", colOperating, "diamond"})
 	}
 	c.decorate = func(b *svgBuf, f *frame) {
+		for _, k := range path {
+			if k.m.OK {
+				f.obs.discs = append(f.obs.discs, disc{pt{f.x.at(float64(k.m.Point.Concurrency)), f.y.at(k.m.Point.Throughput)}, 9})
+			}
+		}
 		if us := budgetUs(t); us > 0 {
 			y := f.y2.at(float64(us) / div)
+			text := "budget " + tuningBudget(t)
+			at, ok := f.obs.place(f.plot(), 12, text, alongLine(f, y))
 			b.f(`<g id="budget-line"><title>%s</title>`, esc("Latency budget: "+tuningBudget(t)))
 			b.f(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.75" stroke-dasharray="7 5"/>`,
 				num(f.left), num(y), num(f.right), num(y), colBudget)
-			b.haloText(f.right-6, y-7, "end", "12", colBudget, "600", "budget "+tuningBudget(t))
+			if ok {
+				b.markLabel(at, 12, colBudget, text)
+			}
 			b.f(`</g>`)
 		}
 		for i, k := range path {
