@@ -51,8 +51,12 @@ func (s *Server) load(ctx context.Context, name string, cfg *pb.ModelConfig) err
 	defer s.loadMu.Unlock()
 	s.setState(name, StateLoading, "")
 	var err error
+	// where names the configuration in the errors of building the model from it: its
+	// config.pbtxt, or nothing for one given with the load request.
+	where := ""
 	if cfg == nil {
 		cfg, err = s.repo.Config(name)
+		where = s.repo.ConfigPath(name) + ": "
 	}
 	var numbers []int64
 	if err == nil {
@@ -64,7 +68,9 @@ func (s *Server) load(ctx context.Context, name string, cfg *pb.ModelConfig) err
 			break
 		}
 		var v *version
-		v, err = s.newVersion(cfg, n)
+		if v, err = s.newVersion(cfg, n); err != nil {
+			err = fmt.Errorf("%s%w", where, err)
+		}
 		built = append(built, v)
 	}
 	if err != nil {
@@ -171,5 +177,3 @@ func (s *Server) setState(name, state, reason string) {
 		}
 	}
 }
-
-var _ = fmt.Sprintf

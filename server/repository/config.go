@@ -1,7 +1,7 @@
 // Package repository reads Triton-style model repositories (`<repo>/<model>/config.pbtxt` in
-// protobuf text format, optional numeric version directories), parses and renders model
-// configurations in Triton's JSON form, and turns a configuration into the Spec a built-in model is
-// built from. It holds no live state: the server keeps the loaded models.
+// protobuf text format beside at least one version directory `<repo>/<model>/<number>/`), parses
+// and renders model configurations in Triton's JSON form, and turns a configuration into the Spec
+// a built-in model is built from. It holds no live state: the server keeps the loaded models.
 package repository
 
 import (
@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
@@ -29,16 +31,48 @@ var textPos = regexp.MustCompile(`\(line (\d+):(\d+)\)`)
 // jump to the spot.
 func ParseText(path string, data []byte) (*pb.ModelConfig, error) {
 	cfg := &pb.ModelConfig{}
-	if err := prototext.Unmarshal(data, cfg); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "proto: ")
-		if m := textPos.FindStringSubmatchIndex(msg); m != nil {
-			pos := msg[m[2]:m[3]] + ":" + msg[m[4]:m[5]]
-			problem := strings.TrimLeft(msg[:m[0]]+msg[m[1]:], " :")
-			return nil, fmt.Errorf("%s:%s: %s", path, pos, problem)
-		}
-		return nil, fmt.Errorf("%s: %s", path, msg)
+	err := prototext.Unmarshal(data, cfg)
+	if err == nil {
+		return cfg, nil
 	}
-	return cfg, nil
+	msg := protoMessage(err)
+	if m := textPos.FindStringSubmatchIndex(msg); m != nil {
+		pos := msg[m[2]:m[3]] + ":" + msg[m[4]:m[5]]
+		// "syntax error (line 1:5): invalid ..." or "(line 1:5): unknown ...": the words around
+		// the position are the problem.
+		problem := strings.TrimSpace(strings.TrimLeft(msg[m[1]:], " :"))
+		if kind := strings.TrimSpace(msg[:m[0]]); kind != "" {
+			problem = kind + ": " + problem
+		}
+		return nil, fmt.Errorf("%s:%s: %s", path, pos, problem)
+	}
+	if msg == io.ErrUnexpectedEOF.Error() {
+		// prototext reports a text that stops inside a field, message, list or string with no
+		// position. The parse failed where the text ran out: just after its last character that
+		// is not white space, where (as gcc reports "at end of input") more was expected.
+		line, col := textPosition(data, len(bytes.TrimRight(data, " \t\r\n")))
+		return nil, fmt.Errorf("%s:%d:%d: unexpected end of file: the text stops inside a field, a { } message, a [ ] list or a string", path, line, col)
+	}
+	return nil, fmt.Errorf("%s: %s", path, msg)
+}
+
+// textPosition is the 1-based line and column of byte offset off in data, counted as prototext
+// counts them in its errors: columns in runes.
+func textPosition(data []byte, off int) (line, col int) {
+	b := data[:off]
+	line = bytes.Count(b, []byte("\n")) + 1
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	return line, utf8.RuneCount(b) + 1
+}
+
+// protoMessage is a protobuf error's message without its "proto:" prefix, whose space the
+// protobuf module makes a no-break space (U+00A0) in some builds to discourage comparing error
+// strings.
+func protoMessage(err error) string {
+	msg, _ := strings.CutPrefix(err.Error(), "proto:")
+	return strings.TrimLeft(msg, " \u00a0")
 }
 
 // ParseJSON parses a configuration given as JSON, as the `config` parameter of a repository load
@@ -58,7 +92,7 @@ func ParseJSON(data []byte) (*pb.ModelConfig, error) {
 		return nil, err
 	}
 	if err := protojson.Unmarshal(norm, cfg); err != nil {
-		return nil, fmt.Errorf("model config: %s", strings.TrimPrefix(err.Error(), "proto: "))
+		return nil, fmt.Errorf("model config: %s", protoMessage(err))
 	}
 	return cfg, nil
 }

@@ -9,13 +9,17 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
 	"inferperf/server/models"
 )
 
-//go:embed builtin
+// builtinFS holds the built-in models, each with its version directory 1/ (kept in git, and
+// embedded, by a .gitkeep file, hence all:).
+//
+//go:embed all:builtin
 var builtinFS embed.FS
 
 // Repo is a model repository: a directory of `<model>/config.pbtxt` files.
@@ -85,14 +89,20 @@ func (r *Repo) Config(name string) (*pb.ModelConfig, error) {
 		}
 		return nil, err
 	}
-	cfg, err := ParseText(r.display(file), data)
+	cfg, err := ParseText(r.ConfigPath(name), data)
 	if err != nil {
 		return nil, err
 	}
 	if err := Complete(cfg, name); err != nil {
-		return nil, fmt.Errorf("%s: %w", r.display(file), err)
+		return nil, fmt.Errorf("%s: %w", r.ConfigPath(name), err)
 	}
 	return cfg, nil
+}
+
+// ConfigPath names the config.pbtxt of a model in messages: its path on disk, or
+// builtin:<model>/config.pbtxt in the built-in repository.
+func (r *Repo) ConfigPath(name string) string {
+	return r.display(path.Join(name, ConfigFile))
 }
 
 func (r *Repo) display(file string) string {
@@ -102,26 +112,53 @@ func (r *Repo) display(file string) string {
 	return path.Join(r.where, file)
 }
 
-// Versions lists the versions of a model to serve under its version policy. The model's numeric
-// subdirectories are its versions; a model with none (the built-in models need no files) has
-// version 1.
+// Versions lists the versions of a model to serve under its version policy. As in Triton, the
+// model's versions are its subdirectories named by a non-negative integer (<model>/1/, ...), and a
+// model needs at least one under its policy: a model with none fails to load with Triton's
+// message, plus what the directory holds.
 func (r *Repo) Versions(cfg *pb.ModelConfig) ([]int64, error) {
+	name := cfg.GetName()
 	var all []int64
-	if entries, err := fs.ReadDir(r.fsys, cfg.GetName()); err == nil {
-		for _, e := range entries {
-			if v, err := strconv.ParseInt(e.Name(), 10, 64); err == nil && e.IsDir() && v >= 0 {
-				all = append(all, v)
-			}
+	entries, err := fs.ReadDir(r.fsys, name)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading the versions of model '%s': %w", name, err)
+	}
+	for _, e := range entries {
+		if v, err := strconv.ParseInt(e.Name(), 10, 64); err == nil && e.IsDir() && v >= 0 {
+			all = append(all, v)
 		}
 	}
-	if len(all) == 0 {
-		all = []int64{1}
+	out := PolicyVersions(cfg.GetVersionPolicy(), all)
+	if len(out) > 0 {
+		return out, nil
 	}
-	return PolicyVersions(cfg.GetVersionPolicy(), all)
+	dir := r.display(name)
+	why := fmt.Sprintf("%s has no version directory (a subdirectory named by a version number: create %s/1)", dir, dir)
+	if len(all) > 0 {
+		why = fmt.Sprintf("its version_policy %s selects none of the versions %v in %s", policyText(cfg.GetVersionPolicy()), all, dir)
+	}
+	// Triton's words (model_lifecycle.cc, AsyncLoad), then why.
+	return nil, fmt.Errorf("at least one version must be available under the version policy of model '%s': %s", name, why)
 }
 
-// PolicyVersions applies a version policy to the available versions, ascending.
-func PolicyVersions(p *pb.ModelVersionPolicy, available []int64) ([]int64, error) {
+// policyText writes a version policy as config.pbtxt does, for messages.
+func policyText(p *pb.ModelVersionPolicy) string {
+	switch {
+	case p.GetAll() != nil:
+		return "{ all { } }"
+	case p.GetSpecific() != nil:
+		vs := make([]string, len(p.GetSpecific().GetVersions()))
+		for i, v := range p.GetSpecific().GetVersions() {
+			vs[i] = strconv.FormatInt(v, 10)
+		}
+		return "{ specific { versions: [ " + strings.Join(vs, ", ") + " ] } }"
+	}
+	return fmt.Sprintf("{ latest { num_versions: %d } }", max(1, p.GetLatest().GetNumVersions()))
+}
+
+// PolicyVersions applies a version policy to the available versions: the versions to serve,
+// ascending, none when the policy selects none of them.
+func PolicyVersions(p *pb.ModelVersionPolicy, available []int64) []int64 {
 	slices.Sort(available)
 	var out []int64
 	switch {
@@ -140,10 +177,7 @@ func PolicyVersions(p *pb.ModelVersionPolicy, available []int64) ([]int64, error
 		}
 		out = available[max(0, len(available)-n):]
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no version of model is available under its version policy")
-	}
-	return out, nil
+	return out
 }
 
 // Complete fills the defaults Triton fills and validates what the reference server can run.
@@ -183,8 +217,14 @@ func Complete(cfg *pb.ModelConfig, dirName string) error {
 			g.Kind = pb.ModelInstanceGroup_KIND_CPU
 		}
 	}
-	if cfg.Backend == "" {
-		return fmt.Errorf("model %q sets no backend; the reference server runs the built-in backends %v", cfg.Name, models.Backends())
+	backends := strings.Join(models.Backends(), ", ")
+	switch {
+	case cfg.Backend == "" && cfg.Platform != "":
+		return fmt.Errorf("model %q sets platform %q and no backend: the reference server runs only its built-in backends; set backend to one of %s", cfg.Name, cfg.Platform, backends)
+	case cfg.Backend == "":
+		return fmt.Errorf("model %q sets no backend: set backend to one of the built-in backends %s", cfg.Name, backends)
+	case !slices.Contains(models.Backends(), cfg.Backend):
+		return fmt.Errorf("model %q: unknown backend %q: the reference server runs only its built-in backends %s", cfg.Name, cfg.Backend, backends)
 	}
 	_, err := Spec(cfg)
 	return err

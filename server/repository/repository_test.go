@@ -36,20 +36,31 @@ func TestBuiltinModelsLoad(t *testing.T) {
 
 func TestParseTextErrorsNamePosition(t *testing.T) {
 	cases := []struct {
+		name string
 		text string
-		want string // substring of the error
+		want string // the whole error
 	}{
-		{"name: \"m\"\nmax_batch_size: 8\nbogus_field: 1\n", "config.pbtxt:3:1: "},           // unknown field on line 3
-		{"name: \"m\"\ninput [ { name: \"A\" data_type: TYPE_NOPE } ]\n", "config.pbtxt:2:"}, // bad enum on line 2
-		{"max_batch_size: \"eight\"\n", "config.pbtxt:1:"},                                   // wrong type
-		{"input { name: \"A\" \n", "config.pbtxt:"},                                          // unterminated
+		{"unknown field", "name: \"m\"\nmax_batch_size: 8\nbogus_field: 1\n", "repo/m/config.pbtxt:3:1: unknown field: bogus_field"},
+		{"bad enum", "name: \"m\"\ninput [ { name: \"A\" data_type: TYPE_NOPE } ]\n", "repo/m/config.pbtxt:2:32: invalid value for enum type: TYPE_NOPE"},
+		{"wrong type", "max_batch_size: \"eight\"\n", `repo/m/config.pbtxt:1:17: invalid value for int32 type: "eight"`},
+		{"syntax", "input [ { dims: [ 1, ] } ]", "repo/m/config.pbtxt:1:22: syntax error: invalid scalar value: ]"},
+		{"unterminated string on its line", "name: \"abc\nbackend: \"x\"", `repo/m/config.pbtxt:1:7: syntax error: invalid character '\n' in string`},
+		// Truncated texts fail at their end: just after the last character that is not space.
+		{"truncated list", "backend: \"identity\"\ninput [ { name: \"INPUT0\" dims: [ -1 ", endOfFile("repo/m/config.pbtxt:2:36")},
+		{"truncated before newlines", "input [ { name: \"A\" }\n\n", endOfFile("repo/m/config.pbtxt:1:22")},
+		{"truncated string", "name: \"ab\u00e9c", endOfFile("repo/m/config.pbtxt:1:12")},
+		{"truncated after a field name", "max_batch_size:", endOfFile("repo/m/config.pbtxt:1:16")},
 	}
 	for _, c := range cases {
 		_, err := ParseText("repo/m/config.pbtxt", []byte(c.text))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ParseText(%q) error = %v; want one containing %q", c.text, err, c.want)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: ParseText(%q) error = %v; want %q", c.name, c.text, err, c.want)
 		}
 	}
+}
+
+func endOfFile(pos string) string {
+	return pos + ": unexpected end of file: the text stops inside a field, a { } message, a [ ] list or a string"
 }
 
 func TestParseTextSyntaxForms(t *testing.T) {
@@ -99,7 +110,12 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]`))
 		want   string
 	}{
 		{"name differs from directory", func(c *pb.ModelConfig) { c.Name = "other" }, "differs from its directory"},
-		{"no backend", func(c *pb.ModelConfig) { c.Backend = "" }, "sets no backend"},
+		{"no backend", func(c *pb.ModelConfig) { c.Backend = "" },
+			`model "m" sets no backend: set backend to one of the built-in backends delay, dense, identity, simple`},
+		{"platform only", func(c *pb.ModelConfig) { c.Backend, c.Platform = "", "onnxruntime_onnx" },
+			`model "m" sets platform "onnxruntime_onnx" and no backend: the reference server runs only its built-in backends; set backend to one of delay, dense, identity, simple`},
+		{"unknown backend", func(c *pb.ModelConfig) { c.Backend = "onnxruntime" },
+			`model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, simple`},
 		{"preferred above max", func(c *pb.ModelConfig) {
 			c.SchedulingChoice = &pb.ModelConfig_DynamicBatching{DynamicBatching: &pb.ModelDynamicBatching{PreferredBatchSize: []int32{8}}}
 		}, "preferred_batch_size 8"},
@@ -226,17 +242,19 @@ func TestPolicyVersions(t *testing.T) {
 	all := &pb.ModelVersionPolicy{PolicyChoice: &pb.ModelVersionPolicy_All_{All: &pb.ModelVersionPolicy_All{}}}
 	spec := &pb.ModelVersionPolicy{PolicyChoice: &pb.ModelVersionPolicy_Specific_{Specific: &pb.ModelVersionPolicy_Specific{Versions: []int64{2, 9}}}}
 	cases := []struct {
-		p    *pb.ModelVersionPolicy
-		want string
+		p         *pb.ModelVersionPolicy
+		available []int64
+		want      string
 	}{
-		{nil, "[5]"},     // default: latest 1
-		{all, "[1 2 5]"}, // every version
-		{spec, "[2]"},    // listed and available
+		{nil, []int64{5, 1, 2}, "[5]"},     // default: latest 1
+		{all, []int64{5, 1, 2}, "[1 2 5]"}, // every version
+		{spec, []int64{5, 1, 2}, "[2]"},    // listed and available
+		{spec, []int64{1, 3}, "[]"},        // listed, none available
+		{all, nil, "[]"},                   // no version at all
 	}
 	for i, c := range cases {
-		got, err := PolicyVersions(c.p, []int64{5, 1, 2})
-		if err != nil || fmt.Sprint(got) != c.want {
-			t.Errorf("%d: PolicyVersions = %v, %v; want %s", i, got, err, c.want)
+		if got := PolicyVersions(c.p, c.available); fmt.Sprint(got) != c.want {
+			t.Errorf("%d: PolicyVersions(%v) = %v; want %s", i, c.available, got, c.want)
 		}
 	}
 }
@@ -268,4 +286,64 @@ func FuzzParseText(f *testing.F) {
 			t.Fatalf("ParseJSON(RenderJSON(cfg)) error %v\n%s", err, out)
 		}
 	})
+}
+
+// TestRepoLoadErrors: each way a model directory can fail to load gives one line naming the
+// model's file (with the line and column of a parse error) or, for versions, the model and its
+// directory in Triton's words.
+func TestRepoLoadErrors(t *testing.T) {
+	const tensors = `input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+`
+	cases := []struct {
+		name  string
+		files map[string]string // path under the model directory m: contents; a path ending in / is a directory
+		want  string            // the whole error; REPO stands for the repository directory
+	}{
+		{"no version directory", map[string]string{"config.pbtxt": `backend: "identity"` + "\n" + tensors},
+			"at least one version must be available under the version policy of model 'm': REPO/m has no version directory (a subdirectory named by a version number: create REPO/m/1)"},
+		{"only other entries", map[string]string{"config.pbtxt": `backend: "identity"` + "\n" + tensors, "v1/": "", "-1/": "", "2": "a file, not a directory"},
+			"at least one version must be available under the version policy of model 'm': REPO/m has no version directory (a subdirectory named by a version number: create REPO/m/1)"},
+		{"policy selects none", map[string]string{"config.pbtxt": `backend: "identity"` + "\n" + tensors + `version_policy { specific { versions: [ 4, 5 ] } }`, "1/": "", "3/": ""},
+			"at least one version must be available under the version policy of model 'm': its version_policy { specific { versions: [ 4, 5 ] } } selects none of the versions [1 3] in REPO/m"},
+		{"truncated config", map[string]string{"config.pbtxt": `backend: "identity"` + "\n" + `input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]` + "\noutput [ {\n", "1/": ""},
+			"REPO/m/config.pbtxt:3:11: unexpected end of file: the text stops inside a field, a { } message, a [ ] list or a string"},
+		{"malformed config", map[string]string{"config.pbtxt": `backend: "identity"` + "\n" + tensors + "instance_group [ { count: two } ]\n", "1/": ""},
+			"REPO/m/config.pbtxt:4:27: invalid value for int32 type: two"},
+		{"unknown backend", map[string]string{"config.pbtxt": `backend: "onnxruntime"` + "\n" + tensors, "1/": ""},
+			`REPO/m/config.pbtxt: model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, simple`},
+		{"no config", map[string]string{"1/": ""}, `REPO: model "m" has no config.pbtxt`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, body := range c.files {
+				full := filepath.Join(dir, "m", p)
+				if strings.HasSuffix(p, "/") {
+					if err := os.MkdirAll(full, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := r.Config("m")
+			if err == nil {
+				_, err = r.Versions(cfg)
+			}
+			want := strings.ReplaceAll(c.want, "REPO", dir)
+			if err == nil || err.Error() != want {
+				t.Errorf("loading m: error %v\nwant %s", err, want)
+			}
+		})
+	}
 }
