@@ -17,6 +17,7 @@ import (
 
 	"inferperf/server/daemon"
 	"inferperf/server/fault"
+	"inferperf/server/repository"
 	"inferperf/server/trace"
 )
 
@@ -108,6 +109,7 @@ time (GET/POST /v2[/models/NAME]/trace/setting, the TraceSetting RPC).`,
 					cfg.Logger.Warn(fmt.Sprintf("--%s-use-ssl: the %s endpoint is off", t.flags.prefix, t.flags.prefix))
 				}
 			}
+			warnEmptyRepository(cfg.Logger, cfg.ModelRepository)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			d, err := daemon.Start(ctx, cfg)
@@ -295,6 +297,22 @@ func parseTraceLevel(value string) (trace.Level, error) {
 		return 0, fmt.Errorf("OFF cannot be combined with another level")
 	}
 	return l, err
+}
+
+// warnEmptyRepository warns when the model repository holds no model directory: the server then
+// starts with no models, as Triton's does, which is more likely a wrong path than the intent.
+// A repository that cannot be read is left to the start, which fails on it.
+func warnEmptyRepository(log *slog.Logger, dir string) {
+	if dir == "" {
+		return
+	}
+	r, err := repository.Open(dir)
+	if err != nil {
+		return
+	}
+	if names, err := r.Names(); err == nil && len(names) == 0 {
+		log.Warn(fmt.Sprintf("model repository %s holds no model directory (<model>/config.pbtxt beside a version directory <model>/1/): the server starts with no models", dir))
+	}
 }
 
 // label names an endpoint in the start-up line: "HTTP" or "gRPC" in plain text, "HTTPS" or
