@@ -185,7 +185,7 @@ func TestInterruptWritesWhatWasMeasured(t *testing.T) {
 // TestServeStopsGracefully: SIGTERM stops accepting, lets the request in flight finish, exits 0.
 func TestServeStopsGracefully(t *testing.T) {
 	repo := t.TempDir()
-	os.MkdirAll(filepath.Join(repo, "slow"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "slow", "1"), 0o755)
 	os.WriteFile(filepath.Join(repo, "slow", "config.pbtxt"), []byte(`backend: "delay" max_batch_size: 1
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]

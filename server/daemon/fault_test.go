@@ -182,7 +182,7 @@ func TestFaultSlowlorisTimedOut(t *testing.T) {
 // TestFaultConfigErrors: a bad fault setting stops the start with a message naming it.
 func TestFaultConfigErrors(t *testing.T) {
 	repo := t.TempDir()
-	os.MkdirAll(filepath.Join(repo, "m"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "m", "1"), 0o755)
 	os.WriteFile(filepath.Join(repo, "m", "config.pbtxt"), []byte(`backend: "identity"
 input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 1 ] } ]

@@ -51,7 +51,8 @@ func Start(t testing.TB, opts Options) *Server {
 	if len(opts.Models) > 0 {
 		dir := t.TempDir()
 		for name, pbtxt := range opts.Models {
-			if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+			// Version directory 1/: a model needs one, as in Triton.
+			if err := os.MkdirAll(filepath.Join(dir, name, "1"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(dir, name, "config.pbtxt"), []byte(pbtxt), 0o644); err != nil {
