@@ -21,6 +21,9 @@
 //     tens of microseconds on Linux, so tests and tuning experiments of batching see exactly the
 //     cost curve they configured, whatever the machine.
 //
+// A parameter a backend does not read is refused at load, save the fault_* ones (server/fault),
+// and so is a value that does not parse: see checkParams in new.go for why.
+//
 // Every model marks the end of gathering its inputs (Batch.MarkInputDone) and of its computation
 // (Batch.MarkInferDone), so the statistics see Triton's three compute phases.
 package models

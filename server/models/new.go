@@ -5,30 +5,126 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"inferperf/server/fault"
 )
 
-// builders maps each built-in backend name to its constructor. New and Backends read it, so a new
-// backend is one line here.
-var builders = map[string]func(Spec) (Model, error){
-	"simple":   newSimple,
-	"identity": newIdentity,
-	"dense":    newDense,
-	"delay":    newDelay,
+// backend is one built-in backend: its constructor and the parameter keys the constructor reads.
+type backend struct {
+	build func(Spec) (Model, error)
+	// params lists every config.pbtxt parameter key build reads. New refuses any other key but
+	// the fault_* ones, so a key that build reads and params omits fails loudly at load rather
+	// than being silently ignored (TestDeclaredParamsAreRead checks the other way round).
+	params []string
 }
+
+// builders maps each built-in backend name to its constructor and parameters. New and Backends
+// read it, so a new backend is one line here.
+var builders = map[string]backend{
+	"simple":   {newSimple, nil},
+	"identity": {newIdentity, []string{"execute_delay_ms"}},
+	"dense":    {newDense, []string{"seed", "launch_overhead_us"}},
+	"delay":    {newDelay, []string{"fixed_delay_us", "per_item_delay_us"}},
+}
+
+// faultPrefix marks the parameters server/fault reads (fault.WithParameters, which server/load.go
+// applies before New and which refuses an unknown fault_* key itself), so New leaves them alone.
+const faultPrefix = "fault_"
 
 // New builds the built-in model that spec.Backend names, after checking that the spec's inputs,
 // outputs and parameters suit it. Errors name the model and the problem, so a bad config.pbtxt is
 // reported in one line.
 func New(spec Spec) (Model, error) {
-	build, ok := builders[spec.Backend]
+	b, ok := builders[spec.Backend]
 	if !ok {
 		return nil, specErrorf(spec, "unknown backend %q (built-in backends: %v)", spec.Backend, Backends())
 	}
 	if spec.MaxBatchSize < 0 {
 		return nil, specErrorf(spec, "max_batch_size %d is negative", spec.MaxBatchSize)
 	}
-	return build(spec)
+	if err := checkParams(spec, b.params); err != nil {
+		return nil, err
+	}
+	return b.build(spec)
+}
+
+// checkParams refuses the parameters of spec that its backend does not read (known) and that are
+// not fault_* keys, naming each with the closest known key when it looks like a typo.
+//
+// Triton hands every parameter to the backend, which may ignore the ones it does not know. The
+// reference server refuses them instead: it exists to measure, and a misspelt tuning knob
+// (fixed_delay_uss for fixed_delay_us) would otherwise load fine and silently measure the
+// default.
+func checkParams(spec Spec, known []string) error {
+	var unknown []string
+	for key := range spec.Parameters {
+		if !slices.Contains(known, key) && !strings.HasPrefix(key, faultPrefix) {
+			unknown = append(unknown, key)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	// A fault key whose prefix is misspelt (falt_jitter) is a typo to suggest as well.
+	candidates := append(slices.Clone(known), fault.Keys()...)
+	names := make([]string, len(unknown))
+	for i, key := range unknown {
+		names[i] = strconv.Quote(key)
+		if near := closest(key, candidates); near != "" {
+			names[i] += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+	}
+	what := "parameter " + names[0]
+	if len(names) > 1 {
+		what = "parameters " + strings.Join(names, ", ")
+	}
+	reads := "only the fault_* keys"
+	if len(known) > 0 {
+		reads = strings.Join(known, ", ") + " and the fault_* keys"
+	}
+	return specErrorf(spec, "unknown %s: backend %q reads %s", what, spec.Backend, reads)
+}
+
+// closest returns the candidate nearest to key when it is an obvious typo of it: at most 2 edits
+// away, ignoring case and taking '-' for '_' (the spelling of the serve flags, see
+// fault.FlagName), and fewer edits than half the candidate's length (so "se" does not suggest
+// "seed"). Ties go to the earlier candidate. It returns "" when none qualifies.
+func closest(key string, candidates []string) string {
+	norm := strings.NewReplacer("-", "_")
+	key = norm.Replace(strings.ToLower(key))
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		d := editDistance(key, norm.Replace(strings.ToLower(c)))
+		if d < bestDist && 2*d < len(c) {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, counted in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
 
 // Backends returns the names of the built-in backends, sorted.
