@@ -106,7 +106,7 @@ func FlagName(key string) string { return "--" + strings.ReplaceAll(key, "_", "-
 
 // WithParameters returns base overridden by a model's config.pbtxt parameters: the fault_* keys
 // (rates as decimal fractions, durations as Go durations such as "2ms"). Parameters without
-// the fault_ prefix belong to the model and are ignored; an unknown fault_ key or a bad value is
+// the fault_ prefix belong to the model, which checks them (models.New); an unknown fault_ key or a bad value is
 // an error, so a misspelt fault is never silently off.
 func WithParameters(base Config, params map[string]string) (Config, error) {
 	c := base
