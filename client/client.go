@@ -35,8 +35,9 @@ type Inferer interface {
 	// cheap. A failure is an *Error.
 	Infer(ctx context.Context, p Prepared, st *Stamps) error
 	// InferResponse sends a prepared request and returns the decoded response (for checks and
-	// the first request of a run, not for the hot path).
-	InferResponse(ctx context.Context, p Prepared) (*kserve.InferResponse, error)
+	// the first request of a run, not for the hot path). st, if not nil, receives the
+	// exchange's breakdown as Infer's does; decoding the response is not in it.
+	InferResponse(ctx context.Context, p Prepared, st *Stamps) (*kserve.InferResponse, error)
 	// NewStream opens a bidirectional stream (gRPC ModelStreamInfer). HTTP returns an error.
 	NewStream(ctx context.Context) (Stream, error)
 	// Close releases connections.

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"inferperf/client"
 	"inferperf/kserve"
@@ -219,10 +218,8 @@ func (s *unarySender) Send(ctx context.Context, _ int, r *load.Result) {
 		err = s.inf.Infer(ctx, p.reqs[i], &st)
 	} else {
 		// Validation needs the decoded outputs: the slower path, taken only with validation data.
-		t0 := time.Now()
 		var resp *kserve.InferResponse
-		resp, err = s.inf.InferResponse(ctx, p.reqs[i])
-		st.Wait = time.Since(t0)
+		resp, err = s.inf.InferResponse(ctx, p.reqs[i], &st)
 		if err == nil {
 			if cerr := p.check(i, resp); cerr != nil {
 				r.Kind, r.Err = load.Mismatch, cerr

@@ -97,7 +97,7 @@ func NewSession(ctx context.Context, cfg Config, inf client.Inferer, admin clien
 	if hooks.Export != nil {
 		hooks.Export.SetInputs(inputsJSON(s.data.Steps()))
 	}
-	if resp, err := inf.InferResponse(ctx, s.payload.reqs[0]); err != nil {
+	if resp, err := inf.InferResponse(ctx, s.payload.reqs[0], nil); err != nil {
 		return nil, fmt.Errorf("the first request to model '%s' failed: %w", cfg.Model, err)
 	} else if err := s.payload.check(0, resp); err != nil {
 		return nil, err // the first checked response: no load for a server that answers wrongly

@@ -106,3 +106,26 @@ func successes(t *testing.T, s *servertest.Server, protocol string) uint64 {
 	}
 	return st[0].Success.Count
 }
+
+// TestValidatedBreakdown: requests whose responses are checked against validation data go
+// through the decoding path, and still carry the client breakdown (send, wait, receive) that
+// the hot path measures, over HTTP and gRPC.
+func TestValidatedBreakdown(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{})
+	for _, protocol := range []string{"http", "grpc"} {
+		t.Run(protocol, func(t *testing.T) {
+			inf, admin, url := clientFor(t, protocol, s)
+			cfg := config(protocol, url, 1)
+			cfg.Model = "simple"
+			cfg.InputData = []string{simpleSteps(t, -1)}
+			cfg.RequestCount = 30
+			tap := &breakdownTap{t: t}
+			if _, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{Export: tap}); err != nil {
+				t.Fatal(err)
+			}
+			if n, total := tap.totals(); n != 30 || total <= 0 {
+				t.Fatalf("%d requests recorded with a breakdown of %v in all; want 30, measured", n, total)
+			}
+		})
+	}
+}

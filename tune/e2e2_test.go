@@ -145,7 +145,7 @@ func TestTuneInterrupted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := c.InferResponse(bg, p)
+			resp, err := c.InferResponse(bg, p, nil)
 			if err != nil {
 				t.Fatalf("inference after the interruption: %v", err)
 			}

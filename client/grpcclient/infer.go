@@ -104,16 +104,23 @@ func (c *Client) Infer(ctx context.Context, p client.Prepared, st *client.Stamps
 	return nil
 }
 
-// InferResponse sends p and decodes the whole response.
-func (c *Client) InferResponse(ctx context.Context, p client.Prepared) (*kserve.InferResponse, error) {
+// InferResponse sends p and decodes the whole response. st, if not nil, receives the call's
+// breakdown, as Infer's.
+func (c *Client) InferResponse(ctx context.Context, p client.Prepared, st *client.Stamps) (*kserve.InferResponse, error) {
 	gp, err := own(p)
 	if err != nil {
 		return nil, err
 	}
-	resp, ierr := c.modelInfer(ctx, gp.msg)
-	if ierr != nil {
-		return nil, ierr
+	tr := trackerPool.Get().(*tracker)
+	tr.reset()
+	resp, ierr := c.modelInfer(context.WithValue(ctx, trackerKey{}, tr), gp.msg)
+	if st != nil {
+		tr.stamps(st)
 	}
+	if ierr != nil {
+		return nil, ierr // tr is left to the collector, as in Infer
+	}
+	trackerPool.Put(tr)
 	out, derr := decodeResponse(resp)
 	if derr != nil {
 		return nil, client.Errorf(client.KindServer, 0, "malformed inference response: %v", derr)

@@ -96,7 +96,7 @@ func TestInferSimple(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Prepare: %v", err)
 			}
-			resp, err := c.InferResponse(context.Background(), p)
+			resp, err := c.InferResponse(context.Background(), p, nil)
 			if err != nil {
 				t.Fatalf("InferResponse: %v", err)
 			}
@@ -226,7 +226,7 @@ func TestInferErrors(t *testing.T) {
 					var st client.Stamps
 					err = c.Infer(ctx, p, &st)
 				} else {
-					_, err = c.InferResponse(ctx, p)
+					_, err = c.InferResponse(ctx, p, nil)
 				}
 				cancel()
 				var ce *client.Error

@@ -51,7 +51,7 @@ func TestTLSReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := c.InferResponse(context.Background(), p)
+			resp, err := c.InferResponse(context.Background(), p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -127,7 +127,7 @@ func TestLoadUnload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := c.InferResponse(ctx, p)
+	resp, err := c.InferResponse(ctx, p, nil)
 	if err != nil {
 		t.Fatalf("InferResponse after the reload: %v", err)
 	}

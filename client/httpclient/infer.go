@@ -153,8 +153,9 @@ func (c *Client) Infer(ctx context.Context, p client.Prepared, st *client.Stamps
 	return nil
 }
 
-// InferResponse sends p and decodes the whole response (JSON and binary outputs alike).
-func (c *Client) InferResponse(ctx context.Context, p client.Prepared) (*kserve.InferResponse, error) {
+// InferResponse sends p and decodes the whole response (JSON and binary outputs alike). st, if
+// not nil, receives the exchange's breakdown.
+func (c *Client) InferResponse(ctx context.Context, p client.Prepared, st *client.Stamps) (*kserve.InferResponse, error) {
 	hp, err := own(p)
 	if err != nil {
 		return nil, err
@@ -163,6 +164,9 @@ func (c *Client) InferResponse(ctx context.Context, p client.Prepared) (*kserve.
 	buf := getBuffer()
 	defer putBuffer(buf)
 	status, headerLen, cerr := c.exchange(ctx, hp, cl, buf)
+	if st != nil {
+		cl.stamps(st)
+	}
 	if cerr != nil {
 		return nil, cerr
 	}

@@ -60,7 +60,7 @@ func TestTLSReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := c.InferResponse(ctx, p)
+			resp, err := c.InferResponse(ctx, p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

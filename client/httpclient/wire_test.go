@@ -70,7 +70,7 @@ func TestWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := c.InferResponse(context.Background(), p)
+			resp, err := c.InferResponse(context.Background(), p, nil)
 			if err != nil {
 				t.Fatalf("InferResponse: %v", err)
 			}
