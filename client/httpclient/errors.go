@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"inferperf/client"
 	"inferperf/kserve"
@@ -66,7 +67,7 @@ func (c *Client) transportError(ctx context.Context, err error) *client.Error {
 			return client.Errorf(client.KindTransport, 0, "TLS handshake with %s failed: %s", c.host, why)
 		}
 	}
-	if http2Answer(err) {
+	if http2Answer(err) || c.base.Scheme == "http" && spokeFirst(err) && opensWithHTTP2(ctx, c.host) {
 		return client.Errorf(client.KindTransport, 0,
 			"%s speaks HTTP/2 (gRPC), not HTTP/1.1: use -i grpc, or point -u at the server's HTTP port", c.host)
 	}
@@ -100,6 +101,35 @@ func http2Answer(err error) bool {
 	}
 	line, uerr := strconv.Unquote(quoted)
 	return uerr == nil && len(line) >= 4 && line[0] == 0 && line[1] == 0 && line[3] == 0x04
+}
+
+// spokeFirst reports whether err is net/http's end of a connection on which the server sent
+// bytes before any request was written (its transport logs "Unsolicited response received on
+// idle HTTP channel" and closes the connection with this error). An HTTP/2 server does exactly
+// that: its SETTINGS frame comes first, and may beat the request.
+func spokeFirst(err error) bool {
+	return strings.Contains(err.Error(), "readLoopPeekFailLocked")
+}
+
+// opensWithHTTP2 dials host and reports whether the server speaks first with an HTTP/2 SETTINGS
+// frame header, as an HTTP/2 server does on every connection (RFC 9113 section 3.4). It is asked
+// only after a connection failed in a way that suggests it, so its wait costs the hot path
+// nothing.
+func opensWithHTTP2(ctx context.Context, host string) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	conn, err := new(net.Dialer).DialContext(ctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	conn.SetReadDeadline(deadline)
+	var head [4]byte
+	if _, err := io.ReadFull(conn, head[:]); err != nil {
+		return false
+	}
+	return head[0] == 0 && head[1] == 0 && head[3] == 0x04
 }
 
 // reason is the short cause of a transport error: the errno text when there is one

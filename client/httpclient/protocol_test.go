@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -66,5 +68,28 @@ func TestHTTP2Answer(t *testing.T) {
 		if got := http2Answer(errors.New(c.msg)); got != c.want {
 			t.Errorf("http2Answer(%s) = %v; want %v", c.msg, got, c.want)
 		}
+	}
+}
+
+// TestOpensWithHTTP2: the probe taken after a connection the server spoke first on tells an
+// HTTP/2 server (a real grpc-go server) from an HTTP/1.1 one, which waits for the request.
+func TestOpensWithHTTP2(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	go srv.Serve(l)
+	defer srv.Stop()
+	if !opensWithHTTP2(context.Background(), l.Addr().String()) {
+		t.Error("a gRPC server was not recognised")
+	}
+	h := httptest.NewServer(http.NotFoundHandler())
+	defer h.Close()
+	if opensWithHTTP2(context.Background(), h.Listener.Addr().String()) {
+		t.Error("an HTTP/1.1 server was taken for HTTP/2")
+	}
+	if !spokeFirst(errors.New("net/http: readLoopPeekFailLocked: <nil>")) || spokeFirst(errors.New("connection reset by peer")) {
+		t.Error("spokeFirst misreads net/http's error")
 	}
 }
