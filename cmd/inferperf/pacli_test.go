@@ -215,6 +215,8 @@ func TestPerfAnalyzerCommandLines(t *testing.T) {
 		}},
 		{args: []string{"-s", "-1"}, pa: "must be >= 0.0", err: "must be >= 0"},
 		{args: []string{"-s", "abc"}, pa: "Invalid value provided", err: "not a number"},
+		{args: []string{"-s", "nan"}, err: "not a number", differs: "finite"},
+		{args: []string{"--request-rate-range", "inf"}, err: "not a number", differs: "finite"},
 		{args: []string{"-r", "0"}, pa: "must be > 0", err: "must be > 0"},
 		{args: []string{"--percentile", "95"}, check: func(f *profileFlags) string { return want(f.cfg.Percentile, 95) }},
 		{args: []string{"--percentile", "-1"}, check: func(f *profileFlags) string { return want(f.cfg.Percentile, 0) }},

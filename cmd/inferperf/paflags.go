@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -90,7 +91,7 @@ func parsePositive(flag, v string) (uint64, error) {
 
 func parseFloat(flag, v string) (float64, error) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, usageErrorf("failed to parse %s: %q is not a number", flag, v)
 	}
 	return f, nil
