@@ -116,7 +116,7 @@ func spokeFirst(err error) bool {
 // only after a connection failed in a way that suggests it, so its wait costs the hot path
 // nothing.
 func opensWithHTTP2(ctx context.Context, host string) bool {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	conn, err := new(net.Dialer).DialContext(ctx, "tcp", host)
 	if err != nil {
