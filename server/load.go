@@ -112,7 +112,7 @@ func (s *Server) newVersion(cfg *pb.ModelConfig, number int64) (*version, error)
 	if inj != nil {
 		s.faulty.Store(true)
 	}
-	m, err := models.New(spec)
+	m, err := models.New(spec, fault.Keys()...)
 	if err != nil {
 		return nil, err
 	}

@@ -55,8 +55,8 @@ var table = map[string]rule{
 	"measure":           {layer: 1, allowed: []string{"load"}},                      // + hdrhistogram-go
 	"export":            {layer: 1, allowed: []string{"load", "internal/tempfile"}}, // --profile-export-file, streamed
 	"scrape":            {layer: 1},                                                 // prometheus/common
-	"server/models":     {layer: 1, allowed: []string{"kserve", "server/fault"}},    // fault: its keys, to suggest for a misspelt parameter
-	"server/fault":      {layer: 1, allowed: []string{"kserve"}},                    // injected faults: the core draws them, the front ends apply them
+	"server/models":     {layer: 1, allowed: []string{"kserve"}},
+	"server/fault":      {layer: 1, allowed: []string{"kserve"}}, // injected faults: the core draws them, the front ends apply them
 
 	// L2.
 	"client/httpclient": {layer: 2, allowed: []string{"client", "kserve", "kserve/pb"}},

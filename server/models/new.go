@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"inferperf/server/fault"
 )
 
 // backend is one built-in backend: its constructor and the parameter keys the constructor reads.
@@ -35,8 +33,9 @@ const faultPrefix = "fault_"
 
 // New builds the built-in model that spec.Backend names, after checking that the spec's inputs,
 // outputs and parameters suit it. Errors name the model and the problem, so a bad config.pbtxt is
-// reported in one line.
-func New(spec Spec) (Model, error) {
+// reported in one line. faultKeys are the fault_* keys the caller reads (server/load.go passes
+// server/fault's): a misspelt one is suggested among them.
+func New(spec Spec, faultKeys ...string) (Model, error) {
 	b, ok := builders[spec.Backend]
 	if !ok {
 		return nil, specErrorf(spec, "unknown backend %q (built-in backends: %v)", spec.Backend, Backends())
@@ -44,7 +43,7 @@ func New(spec Spec) (Model, error) {
 	if spec.MaxBatchSize < 0 {
 		return nil, specErrorf(spec, "max_batch_size %d is negative", spec.MaxBatchSize)
 	}
-	if err := checkParams(spec, b.params); err != nil {
+	if err := checkParams(spec, b.params, faultKeys); err != nil {
 		return nil, err
 	}
 	return b.build(spec)
@@ -57,7 +56,7 @@ func New(spec Spec) (Model, error) {
 // reference server refuses them instead: it exists to measure, and a misspelt tuning knob
 // (fixed_delay_uss for fixed_delay_us) would otherwise load fine and silently measure the
 // default.
-func checkParams(spec Spec, known []string) error {
+func checkParams(spec Spec, known, faultKeys []string) error {
 	var unknown []string
 	for key := range spec.Parameters {
 		if !slices.Contains(known, key) && !strings.HasPrefix(key, faultPrefix) {
@@ -69,7 +68,7 @@ func checkParams(spec Spec, known []string) error {
 	}
 	slices.Sort(unknown)
 	// A fault key whose prefix is misspelt (falt_jitter) is a typo to suggest as well.
-	candidates := append(slices.Clone(known), fault.Keys()...)
+	candidates := append(slices.Clone(known), faultKeys...)
 	names := make([]string, len(unknown))
 	for i, key := range unknown {
 		names[i] = strconv.Quote(key)

@@ -70,7 +70,7 @@ func TestParams(t *testing.T) {
 		{"dense bad overhead", "dense", p{"launch_overhead_us": "fast"}, []string{`parameter launch_overhead_us: "fast"`}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := New(specOf(c.backend, c.params))
+			_, err := New(specOf(c.backend, c.params), fault.Keys()...)
 			if len(c.want) == 0 {
 				if err != nil {
 					t.Fatalf("New(%v) = %v; want success", c.params, err)
