@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"inferperf/internal/testfs"
 )
 
 // TestServeModelRepository runs `inferperf serve --model-repository` on repositories as a user
@@ -124,26 +125,11 @@ func runServe(t *testing.T, args []string) (code int, index, stderr string) {
 	return code, index, errb.String()
 }
 
-// writeRepo writes a model repository into a temporary directory: files maps paths to contents,
-// and a path ending in / is a directory.
+// writeRepo writes a model repository into a temporary directory (see testfs.Write).
 func writeRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for p, body := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if strings.HasSuffix(p, "/") {
-			if err := os.MkdirAll(full, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfs.Write(t, dir, files)
 	return dir
 }
 

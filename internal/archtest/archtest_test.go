@@ -96,6 +96,7 @@ var table = map[string]rule{
 	"internal/testcerts": {layer: 0},
 	"internal/testlock":  {layer: 0, stdlibOnly: true}, // serialises the tests that measure wall-clock time
 	"internal/tempfile":  {layer: 0, stdlibOnly: true}, // outputs' temporary files, with the umask's mode
+	"internal/testfs":    {layer: 0, stdlibOnly: true}, // trees of files written by tests
 	"internal/archtest":  {layer: 0},
 	"bench/...":          {layer: 7, any: true},
 }

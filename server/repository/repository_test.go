@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"inferperf/internal/testfs"
 	"inferperf/kserve/pb"
 )
 
@@ -317,21 +318,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for p, body := range c.files {
-				full := filepath.Join(dir, "m", p)
-				if strings.HasSuffix(p, "/") {
-					if err := os.MkdirAll(full, 0o755); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			testfs.Write(t, filepath.Join(dir, "m"), c.files)
 			r, err := Open(dir)
 			if err != nil {
 				t.Fatal(err)
