@@ -68,8 +68,13 @@ func TestInputDataAgainstSimple(t *testing.T) {
 	cfg := echoConfig("grpc", url, "testdata/simple.json")
 	cfg.Model = "simple"
 	sweep, err := profile.Run(context.Background(), cfg, inf, admin, profile.Hooks{})
-	if err != nil {
+	// As above: the validation is the point, and an unstable level on a busy machine still
+	// checked every response it got.
+	if err != nil && !errors.Is(err, profile.ErrUnstable) {
 		t.Fatal(err)
+	}
+	if sweep == nil || len(sweep.Levels) == 0 {
+		t.Fatalf("no level measured (%v)", err)
 	}
 	if l := sweep.Levels[0]; l.Requests == 0 || len(l.Errors) != 0 {
 		t.Errorf("%d requests, errors %v; want every response validated", l.Requests, l.ErrorExamples)
