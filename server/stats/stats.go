@@ -37,6 +37,33 @@ type BatchStats struct {
 	ComputeOutput Duration
 }
 
+// ResponseStats aggregates the responses of one index of a decoupled model, as Triton's
+// InferResponseStatistics: each response counts in exactly one of Success, Fail, EmptyResponse
+// and Cancel, and a successful one in ComputeInfer and ComputeOutput too.
+type ResponseStats struct {
+	ComputeInfer  Duration
+	ComputeOutput Duration
+	Success       Duration
+	Fail          Duration
+	EmptyResponse Duration
+	Cancel        Duration
+}
+
+// ResponseKind is how a response of a decoupled model ended.
+type ResponseKind int
+
+// The response kinds.
+const (
+	// ResponseSuccess is a response with outputs.
+	ResponseSuccess ResponseKind = iota
+	// ResponseEmpty is a response without outputs: a final flag sent alone.
+	ResponseEmpty
+	// ResponseFail is an error response.
+	ResponseFail
+	// ResponseCancel is a response the model sent after the client went away.
+	ResponseCancel
+)
+
 // FailReason says why a queued request failed, as the reason label of nv_inference_request_failure.
 type FailReason int
 
@@ -69,6 +96,10 @@ type Snapshot struct {
 	FailByReason [len(FailReasons)]uint64
 	// Batches has one entry per executed total batch size, ascending.
 	Batches []BatchStats
+	// Responses has one entry per response index of a decoupled model's requests (Triton's
+	// response_stats, keyed "0", "1", ...): entry i aggregates every request's i-th response.
+	// It is empty for other models.
+	Responses []ResponseStats
 	// Pending is the number of requests accepted but not yet handed to an instance.
 	Pending int64
 }
@@ -149,6 +180,33 @@ func (m *Model) RecordFailure(start, end time.Time, reason FailReason) {
 	}
 }
 
+// RecordResponse records the response of index i of a decoupled model's request: the model began
+// producing it at start (the previous response's end, or the start of the request's execution
+// for the first), had its outputs at outputStart and sent it at end.
+func (m *Model) RecordResponse(i int, kind ResponseKind, start, outputStart, end time.Time) {
+	if i < 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for len(m.s.Responses) <= i {
+		m.s.Responses = append(m.s.Responses, ResponseStats{})
+	}
+	r := &m.s.Responses[i]
+	switch kind {
+	case ResponseSuccess:
+		r.Success.add(end.Sub(start).Nanoseconds())
+		r.ComputeInfer.add(outputStart.Sub(start).Nanoseconds())
+		r.ComputeOutput.add(end.Sub(outputStart).Nanoseconds())
+	case ResponseEmpty:
+		r.EmptyResponse.add(end.Sub(start).Nanoseconds())
+	case ResponseFail:
+		r.Fail.add(end.Sub(start).Nanoseconds())
+	case ResponseCancel:
+		r.Cancel.add(end.Sub(start).Nanoseconds())
+	}
+}
+
 // AddPending changes the pending-request gauge by delta.
 func (m *Model) AddPending(delta int) { m.pending.Add(int64(delta)) }
 
@@ -156,6 +214,7 @@ func (m *Model) AddPending(delta int) { m.pending.Add(int64(delta)) }
 func (m *Model) Snapshot() Snapshot {
 	m.mu.Lock()
 	s := m.s
+	s.Responses = slices.Clone(m.s.Responses)
 	s.Batches = make([]BatchStats, 0, len(m.batches))
 	for _, b := range m.batches {
 		s.Batches = append(s.Batches, *b)

@@ -72,3 +72,36 @@ func TestSnapshotIsACopy(t *testing.T) {
 		t.Error("changing a snapshot changed the counters")
 	}
 }
+
+// TestResponseStats: each response counts once under its index, in the field of its kind, with
+// its duration; a successful one in compute_infer and compute_output too. Snapshots are copies.
+func TestResponseStats(t *testing.T) {
+	m := New()
+	t0 := time.Unix(1700000000, 0)
+	ms := time.Millisecond
+	m.RecordResponse(0, ResponseSuccess, t0, t0.Add(3*ms), t0.Add(4*ms))
+	m.RecordResponse(1, ResponseSuccess, t0.Add(4*ms), t0.Add(6*ms), t0.Add(6*ms))
+	m.RecordResponse(0, ResponseFail, t0, t0, t0.Add(ms))
+	m.RecordResponse(2, ResponseEmpty, t0.Add(6*ms), t0.Add(7*ms), t0.Add(7*ms))
+	m.RecordResponse(0, ResponseCancel, t0, t0.Add(2*ms), t0.Add(2*ms))
+	m.RecordResponse(-1, ResponseSuccess, t0, t0, t0) // no index: ignored
+	s := m.Snapshot()
+	d := func(count uint64, n time.Duration) Duration { return Duration{count, uint64(n)} }
+	want := []ResponseStats{
+		{ComputeInfer: d(1, 3*ms), ComputeOutput: d(1, ms), Success: d(1, 4*ms), Fail: d(1, ms), Cancel: d(1, 2*ms)},
+		{ComputeInfer: d(1, 2*ms), ComputeOutput: d(1, 0), Success: d(1, 2*ms)},
+		{EmptyResponse: d(1, ms)},
+	}
+	if len(s.Responses) != len(want) {
+		t.Fatalf("Responses = %+v; want %+v", s.Responses, want)
+	}
+	for i := range want {
+		if s.Responses[i] != want[i] {
+			t.Errorf("Responses[%d] = %+v; want %+v", i, s.Responses[i], want[i])
+		}
+	}
+	m.RecordResponse(0, ResponseSuccess, t0, t0, t0)
+	if s.Responses[0].Success.Count != 1 {
+		t.Error("a snapshot's Responses changed with a later response")
+	}
+}
