@@ -36,6 +36,10 @@ func (s *Server) InferTraced(ctx context.Context, req *kserve.InferRequest, tr *
 	if err != nil {
 		return nil, err
 	}
+	if v.spec.Decoupled {
+		// Checked before the request is read, as Triton checks the transaction policy first.
+		return nil, ErrDecoupled
+	}
 	c := new(call)
 	mreq := &c.req
 	var tm *scheduler.Timing
@@ -60,22 +64,31 @@ func (s *Server) InferTraced(ctx context.Context, req *kserve.InferRequest, tr *
 	}
 	resp := &c.resp
 	*resp = kserve.InferResponse{ModelName: v.name, ModelVersion: v.label, ID: req.ID}
-	resp.Outputs = mreq.Outputs
-	if len(req.Outputs) > 0 {
-		requested := func(out kserve.Tensor) bool {
-			return slices.ContainsFunc(req.Outputs, func(r kserve.RequestedOutput) bool { return r.Name == out.Name })
-		}
-		// Requests that list every output (as perf_analyzer's do) keep the model's slice.
-		if n := countFunc(mreq.Outputs, requested); n < len(mreq.Outputs) {
-			resp.Outputs = make([]kserve.Tensor, 0, n)
-			for _, out := range mreq.Outputs {
-				if requested(out) {
-					resp.Outputs = append(resp.Outputs, out)
-				}
-			}
+	resp.Outputs = requestedOutputs(req, mreq.Outputs)
+	return resp, nil
+}
+
+// requestedOutputs returns the outputs the request asked for (all when it names none), in the
+// model's order.
+func requestedOutputs(req *kserve.InferRequest, outputs []kserve.Tensor) []kserve.Tensor {
+	if len(req.Outputs) == 0 {
+		return outputs
+	}
+	requested := func(out kserve.Tensor) bool {
+		return slices.ContainsFunc(req.Outputs, func(r kserve.RequestedOutput) bool { return r.Name == out.Name })
+	}
+	// Requests that list every output (as perf_analyzer's do) keep the model's slice.
+	n := countFunc(outputs, requested)
+	if n == len(outputs) {
+		return outputs
+	}
+	sel := make([]kserve.Tensor, 0, n)
+	for _, out := range outputs {
+		if requested(out) {
+			sel = append(sel, out)
 		}
 	}
-	return resp, nil
+	return sel
 }
 
 // stampCore records the core's timestamps of a request from the scheduler's instants.

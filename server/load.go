@@ -121,7 +121,8 @@ func (s *Server) newVersion(cfg *pb.ModelConfig, number int64) (*version, error)
 	if err != nil {
 		return nil, err
 	}
-	return &version{name: cfg.GetName(), number: number, label: strconv.FormatInt(number, 10), cfg: cfg, spec: spec, sched: sched, stats: st, faults: inj}, nil
+	_, streams := m.(models.Decoupled)
+	return &version{name: cfg.GetName(), number: number, label: strconv.FormatInt(number, 10), cfg: cfg, spec: spec, sched: sched, stats: st, faults: inj, streams: streams}, nil
 }
 
 // Unload unloads a model. Like Triton it returns without waiting: queued requests of the model

@@ -107,6 +107,8 @@ type version struct {
 	sched  *scheduler.Scheduler
 	stats  *stats.Model
 	faults *fault.Injector // nil: no fault
+	// streams is set when the model sends its responses itself (models.Decoupled).
+	streams bool
 }
 
 // New builds a server and loads every model of the repository.

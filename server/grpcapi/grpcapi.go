@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -174,6 +175,13 @@ func (s *service) ModelStatistics(_ context.Context, r *pb.ModelStatisticsReques
 				ComputeInput: dur(sn.ComputeInput), ComputeInfer: dur(sn.ComputeInfer), ComputeOutput: dur(sn.ComputeOutput),
 				CacheHit: dur(sn.CacheHit), CacheMiss: dur(sn.CacheMiss),
 			},
+		}
+		for i, r := range sn.Responses {
+			if ms.ResponseStats == nil {
+				ms.ResponseStats = make(map[string]*pb.InferResponseStatistics, len(sn.Responses))
+			}
+			ms.ResponseStats[strconv.Itoa(i)] = &pb.InferResponseStatistics{ComputeInfer: dur(r.ComputeInfer), ComputeOutput: dur(r.ComputeOutput),
+				Success: dur(r.Success), Fail: dur(r.Fail), EmptyResponse: dur(r.EmptyResponse), Cancel: dur(r.Cancel)}
 		}
 		for _, b := range sn.Batches {
 			ms.BatchStats = append(ms.BatchStats, &pb.InferBatchStatistics{BatchSize: b.BatchSize,

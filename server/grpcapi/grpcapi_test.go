@@ -241,11 +241,11 @@ func TestStatisticsAndRepository(t *testing.T) {
 		t.Errorf("success.ns %d < queue + compute %d", is.Success.Ns, is.Queue.Ns+is.ComputeInput.Ns+is.ComputeInfer.Ns+is.ComputeOutput.Ns)
 	}
 	all, err := c.ModelStatistics(ctx(t), &pb.ModelStatisticsRequest{})
-	if err != nil || len(all.ModelStats) != 4 {
-		t.Errorf("ModelStatistics(all) lists %d models, %v; want the 4 built-in ones", len(all.GetModelStats()), err)
+	if err != nil || len(all.ModelStats) != 5 {
+		t.Errorf("ModelStatistics(all) lists %d models, %v; want the 5 built-in ones", len(all.GetModelStats()), err)
 	}
 	idx, err := c.RepositoryIndex(ctx(t), &pb.RepositoryIndexRequest{Ready: true})
-	if err != nil || len(idx.Models) != 4 {
+	if err != nil || len(idx.Models) != 5 {
 		t.Errorf("RepositoryIndex = %v, %v", idx, err)
 	}
 	cfg := `{"name":"simple","backend":"simple","max_batch_size":4,"input":[{"name":"INPUT0","data_type":"TYPE_INT32","dims":[16]},{"name":"INPUT1","data_type":"TYPE_INT32","dims":[16]}],"output":[{"name":"OUTPUT0","data_type":"TYPE_INT32","dims":[16]},{"name":"OUTPUT1","data_type":"TYPE_INT32","dims":[16]}],"dynamic_batching":{}}`

@@ -2,7 +2,9 @@ package grpcapi
 
 import (
 	"context"
+	"errors"
 	"io"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/peer"
@@ -10,6 +12,7 @@ import (
 
 	"inferperf/kserve"
 	"inferperf/kserve/pb"
+	"inferperf/server"
 	"inferperf/server/fault"
 	"inferperf/server/trace"
 )
@@ -105,6 +108,10 @@ func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest, tr *trace.
 		}
 	}
 	resp, err := s.srv.InferTraced(ctx, req, tr)
+	if errors.Is(err, server.ErrDecoupled) {
+		// Triton's words (grpc infer_handler.cc).
+		return nil, kserve.Errorf(kserve.Unsupported, "ModelInfer RPC doesn't support models with decoupled transaction policy")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -129,25 +136,29 @@ func (s *service) reset(ctx context.Context) error {
 	return kserve.Errorf(kserve.Unavailable, "injected fault: connection reset (answered as UNAVAILABLE: the listener does not track its connections)")
 }
 
-// streamWindow bounds the requests of one stream in flight at once; reading stops while it is
-// full, which pushes back on the client through HTTP/2 flow control.
+// streamWindow bounds the requests of one stream in flight at once, of ordinary and of decoupled
+// models each; reading stops while it is full, which pushes back on the client through HTTP/2 flow
+// control.
 const streamWindow = 4096
 
-// ModelStreamInfer serves a bidirectional stream. Requests run concurrently, and responses are
-// written in request order, as Triton writes them for non-decoupled models. A failed request gets
-// an in-band error message and the stream stays open. A traced request's GRPC_WAITREAD_START is
-// when the stream began to wait for it (after the previous request was read: Triton's wait/read
-// includes the wait), GRPC_WAITREAD_END when it was read; its GRPC_SEND_START and GRPC_SEND_END
-// bound the sending of its response, once the responses before it are sent.
+// ModelStreamInfer serves a bidirectional stream. Requests run concurrently. The response of a
+// request of an ordinary model is written in request order among those, as Triton writes them;
+// the responses of a decoupled model's request are written as the model produces them, each with
+// triton_final_response false but the last (see decoupled). A failed request gets an in-band
+// error message and the stream stays open. A traced request's GRPC_WAITREAD_START is when the
+// stream began to wait for it (after the previous request was read: Triton's wait/read includes
+// the wait), GRPC_WAITREAD_END when it was read; its GRPC_SEND_START and GRPC_SEND_END bound the
+// sending of its (last) response, once the responses before it are sent.
 func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInferServer) error {
 	ctx := stream.Context()
-	order := make(chan chan streamReply, streamWindow)
+	// One writer sends every response: gRPC allows one Send at a time. After a failed Send it
+	// goes on draining, so that no producer ever blocks on a stream that is gone.
+	out := make(chan streamReply, 64)
 	sendErr := make(chan error, 1)
 	go func() {
 		var err error
-		for ch := range order {
-			rep := <-ch
-			if err == nil {
+		for rep := range out {
+			if err == nil && rep.resp != nil {
 				rep.tr.Mark(trace.GRPCSendStart)
 				if err = stream.Send(rep.resp); err == nil {
 					rep.tr.Mark(trace.GRPCSendEnd)
@@ -157,6 +168,18 @@ func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInf
 		}
 		sendErr <- err
 	}()
+	// The ordinary models' responses pass through order, in request order, to the writer.
+	order := make(chan chan streamReply, streamWindow)
+	ordered := make(chan struct{})
+	go func() {
+		for ch := range order {
+			out <- <-ch
+		}
+		close(ordered)
+	}()
+	// The decoupled requests in flight: each holds a slot of window until its final response.
+	var decoupled sync.WaitGroup
+	window := make(chan struct{}, streamWindow)
 	var recvErr error
 	for {
 		var readStart int64
@@ -178,6 +201,12 @@ func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInf
 				tr.Mark(trace.GRPCWaitReadEnd)
 			}
 		}
+		if s.srv.Decoupled(r.GetModelName(), r.GetModelVersion()) {
+			window <- struct{}{}
+			decoupled.Add(1)
+			go s.decoupled(ctx, r, tr, out, func() { <-window; decoupled.Done() })
+			continue
+		}
 		ch := make(chan streamReply, 1)
 		order <- ch
 		go func() {
@@ -186,19 +215,81 @@ func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInf
 				ch <- streamReply{&pb.ModelStreamInferResponse{ErrorMessage: err.Error(), InferResponse: &pb.ModelInferResponse{Id: r.GetId()}}, tr}
 				return
 			}
-			resp.Parameters = map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}
+			// Triton flags every stream response; an ordinary model's is always its last.
+			resp.Parameters = finalParam(true)
 			ch <- streamReply{&pb.ModelStreamInferResponse{InferResponse: resp}, tr}
 		}()
 	}
 	close(order)
+	<-ordered
+	decoupled.Wait()
+	close(out)
 	if err := <-sendErr; err != nil {
 		return err
 	}
 	return recvErr
 }
 
-// streamReply is a stream response on its way to the sender, with its request's trace (nil:
-// not traced), which the sender stamps and finishes.
+// decoupled runs one request of a decoupled model on a stream: each response goes to out as the
+// model produces it, with triton_final_response true on the last only. A final response with no
+// outputs is written only if the request asked for it (triton_enable_empty_final_response), as
+// Triton writes it; otherwise the request ends without one, and the client learns of its end only
+// by counting. done is called once the request's final response is handed to the writer and its
+// execution has ended.
+func (s *service) decoupled(ctx context.Context, r *pb.ModelInferRequest, tr *trace.Active, out chan<- streamReply, done func()) {
+	fail := func(err error) {
+		out <- streamReply{&pb.ModelStreamInferResponse{ErrorMessage: err.Error(), InferResponse: &pb.ModelInferResponse{Id: r.GetId()}}, tr}
+		done()
+	}
+	req, err := fromProto(r)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if act := s.srv.Fault(r.GetModelName(), r.GetModelVersion()); act != (fault.Action{}) {
+		if err := act.Wait(ctx, s.srv.FaultGate()); err != nil {
+			fail(err)
+			return
+		}
+	}
+	// done waits for InferStream too, which returns once the request's execution has ended and
+	// is counted in the statistics: a model may send its final response before that, and a
+	// client that reads the statistics once its stream has ended must find the request there.
+	final := make(chan struct{})
+	defer func() { <-final; done() }()
+	s.srv.InferStream(ctx, req, tr, func(sr server.StreamResponse) {
+		rep := streamReply{}
+		switch {
+		case sr.Err != nil:
+			rep.resp = &pb.ModelStreamInferResponse{ErrorMessage: sr.Err.Error(), InferResponse: &pb.ModelInferResponse{Id: r.GetId()}}
+		case !sr.Silent:
+			resp := toProto(sr.Resp)
+			resp.Parameters = finalParam(sr.Final)
+			rep.resp = &pb.ModelStreamInferResponse{InferResponse: resp}
+		}
+		if sr.Final {
+			rep.tr = tr // the writer finishes the trace with the request's last response
+			if tr != nil {
+				tr.Mark(trace.InferResponseComplete)
+			}
+		}
+		if rep.resp != nil || rep.tr != nil {
+			out <- rep
+		}
+		if sr.Final {
+			close(final)
+		}
+	})
+}
+
+// finalParam is the response parameter triton_final_response.
+func finalParam(final bool) map[string]*pb.InferParameter {
+	return map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: final}}}
+}
+
+// streamReply is a stream response on its way to the writer, with its request's trace (nil:
+// not traced, or not the request's last response), which the writer stamps and finishes. A
+// reply with no response only finishes the trace.
 type streamReply struct {
 	resp *pb.ModelStreamInferResponse
 	tr   *trace.Active

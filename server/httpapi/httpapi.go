@@ -331,16 +331,25 @@ type batchStats struct {
 	ComputeOutput duration `json:"compute_output"`
 }
 
+type responseStats struct {
+	ComputeInfer  duration `json:"compute_infer"`
+	ComputeOutput duration `json:"compute_output"`
+	Success       duration `json:"success"`
+	Fail          duration `json:"fail"`
+	EmptyResponse duration `json:"empty_response"`
+	Cancel        duration `json:"cancel"`
+}
+
 type modelStats struct {
-	Name           string         `json:"name"`
-	Version        string         `json:"version"`
-	LastInference  uint64         `json:"last_inference"`
-	InferenceCount uint64         `json:"inference_count"`
-	ExecutionCount uint64         `json:"execution_count"`
-	InferenceStats inferStats     `json:"inference_stats"`
-	ResponseStats  map[string]any `json:"response_stats"`
-	BatchStats     []batchStats   `json:"batch_stats"`
-	MemoryUsage    []any          `json:"memory_usage"`
+	Name           string                   `json:"name"`
+	Version        string                   `json:"version"`
+	LastInference  uint64                   `json:"last_inference"`
+	InferenceCount uint64                   `json:"inference_count"`
+	ExecutionCount uint64                   `json:"execution_count"`
+	InferenceStats inferStats               `json:"inference_stats"`
+	ResponseStats  map[string]responseStats `json:"response_stats"`
+	BatchStats     []batchStats             `json:"batch_stats"`
+	MemoryUsage    []any                    `json:"memory_usage"`
 }
 
 func d(x stats.Duration) duration { return duration{x.Count, x.Ns} }
@@ -359,7 +368,10 @@ func (h *Handler) statistics(w http.ResponseWriter, name, ver string) {
 			Name: s.Model, Version: s.Version, LastInference: s.LastInference,
 			InferenceCount: s.InferenceCount, ExecutionCount: s.ExecutionCount,
 			InferenceStats: inferStats{d(s.Success), d(s.Fail), d(s.Queue), d(s.ComputeInput), d(s.ComputeInfer), d(s.ComputeOutput), d(s.CacheHit), d(s.CacheMiss)},
-			ResponseStats:  map[string]any{}, BatchStats: []batchStats{}, MemoryUsage: []any{},
+			ResponseStats:  map[string]responseStats{}, BatchStats: []batchStats{}, MemoryUsage: []any{},
+		}
+		for i, r := range s.Responses {
+			ms.ResponseStats[strconv.Itoa(i)] = responseStats{d(r.ComputeInfer), d(r.ComputeOutput), d(r.Success), d(r.Fail), d(r.EmptyResponse), d(r.Cancel)}
 		}
 		for _, b := range s.Batches {
 			ms.BatchStats = append(ms.BatchStats, batchStats{b.BatchSize, d(b.ComputeInput), d(b.ComputeInfer), d(b.ComputeOutput)})

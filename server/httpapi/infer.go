@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"inferperf/kserve"
+	"inferperf/server"
 	"inferperf/server/fault"
 	"inferperf/server/trace"
 )
@@ -85,6 +86,11 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 		}
 	}
 	resp, err := h.srv.InferTraced(r.Context(), req, tr)
+	if errors.Is(err, server.ErrDecoupled) {
+		// Triton's words and status (http_server.cc): 501, decoupled models answer on gRPC
+		// streaming only.
+		err = kserve.Errorf(kserve.Unsupported, "HTTP end point doesn't support models with decoupled transaction policy")
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -15,6 +15,11 @@
 //     fixed). W is held in FP16 and widened row by row once per execution, products accumulate
 //     in FP32, so the per-item cost drops as the batch grows. Parameter launch_overhead_us
 //     (default "0") adds a fixed wait to every execution, simulating a kernel launch.
+//   - repeat: Triton's decoupled repeat backend, for models with model_transaction_policy
+//     { decoupled: true } only: inputs IN TYPE_INT32 [-1], DELAY and WAIT TYPE_UINT32 ([-1], [1]),
+//     outputs OUT TYPE_INT32 [1] and IDX TYPE_UINT32 [1]. A request gets one response per IN value,
+//     response i with OUT = IN[i] and IDX = i after DELAY[i] ms, then a final response with no
+//     outputs; the request is released after WAIT ms (see repeat.go).
 //   - delay: a SIMULATED accelerator, not a computation. It echoes like identity, and every
 //     execution costs fixed_delay_us + per_item_delay_us × batch size microseconds (parameters,
 //     default "0" each; fractions allowed), spent in the compute-infer phase and kept precise to
@@ -49,7 +54,7 @@ type TensorSpec struct {
 type Spec struct {
 	// Name is the model's name.
 	Name string
-	// Backend picks the built-in model: "simple", "identity", "dense" or "delay".
+	// Backend picks the built-in model: "simple", "identity", "dense", "delay" or "repeat".
 	Backend string
 	// MaxBatchSize is 0 for a model that does not batch; otherwise requests carry a leading batch
 	// dimension and batches never exceed it.
@@ -58,6 +63,11 @@ type Spec struct {
 	Outputs      []TensorSpec
 	// Parameters are the configuration's free-form parameters (string values).
 	Parameters map[string]string
+	// Decoupled is model_transaction_policy.decoupled: the model may send any number of
+	// responses per request, through each Request's Responder (see Decoupled).
+	Decoupled bool
+	// DynamicBatching is true when the configuration has dynamic_batching.
+	DynamicBatching bool
 }
 
 // Request is one inference request as a model sees it. The server has validated it against the
@@ -74,6 +84,13 @@ type Request struct {
 	// outputs may share memory: one shape for several outputs, one allocation sliced for the
 	// data of a whole batch.
 	Outputs []kserve.Tensor
+	// Responder sends the responses of a request of a decoupled model (Spec.Decoupled); it is nil
+	// otherwise. A model that is not Decoupled leaves it alone and writes Outputs.
+	Responder Responder
+	// ComputeStart is the start of the execution that carries the request, set by the scheduler
+	// before Execute (the per-response statistics time a decoupled model's first response from
+	// it).
+	ComputeStart time.Time
 }
 
 // Input returns the request's input with the given name, or nil.

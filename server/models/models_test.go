@@ -94,7 +94,7 @@ func simpleSpec() Spec {
 
 func TestBackends(t *testing.T) {
 	got := Backends()
-	want := []string{"delay", "dense", "identity", "simple"}
+	want := []string{"delay", "dense", "identity", "repeat", "simple"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Backends() = %v; want %v", got, want)
 	}

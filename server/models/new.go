@@ -25,6 +25,7 @@ var builders = map[string]backend{
 	"identity": {newIdentity, []string{"execute_delay_ms"}},
 	"dense":    {newDense, []string{"seed", "launch_overhead_us"}},
 	"delay":    {newDelay, []string{"fixed_delay_us", "per_item_delay_us"}},
+	"repeat":   {newRepeat, nil},
 }
 
 // faultPrefix marks the parameters server/fault reads (fault.WithParameters, which server/load.go

@@ -13,6 +13,10 @@ func specOf(backend string, params map[string]string) Spec {
 	s := Spec{Name: "m", Backend: backend, MaxBatchSize: 4, Parameters: params,
 		Inputs:  []TensorSpec{ts("INPUT0", kserve.FP32, 8)},
 		Outputs: []TensorSpec{ts("OUTPUT0", kserve.FP32, 8)}}
+	if backend == "repeat" {
+		s = repeatSpec()
+		s.Parameters = params
+	}
 	if backend == "simple" {
 		s.Inputs = []TensorSpec{ts("INPUT0", kserve.Int32, 8), ts("INPUT1", kserve.Int32, 8)}
 		s.Outputs = []TensorSpec{ts("OUTPUT0", kserve.Int32, 8), ts("OUTPUT1", kserve.Int32, 8)}
@@ -53,6 +57,7 @@ func TestParams(t *testing.T) {
 			[]string{`unknown parameter "sed" (did you mean "seed"?)`, `backend "dense" reads seed, launch_overhead_us and the fault_* keys`}, ""},
 		{"dense too far to suggest", "dense", p{"se": "7"}, []string{`unknown parameter "se":`}, "did you mean"},
 		{"simple reads none", "simple", p{"seed": "7"}, []string{`unknown parameter "seed": backend "simple" reads only the fault_* keys`}, "did you mean"},
+		{"repeat reads none", "repeat", p{"delay_ms": "1"}, []string{`unknown parameter "delay_ms": backend "repeat" reads only the fault_* keys`}, ""},
 		{"simple misspelt fault prefix", "simple", p{"falt_jitter": "2ms"}, []string{`"falt_jitter" (did you mean "fault_jitter"?)`}, ""},
 		{"simple fault flag spelling", "simple", p{"fault-error-rate": "0.1"}, []string{`"fault-error-rate" (did you mean "fault_error_rate"?)`}, ""},
 		{"several unknown, sorted", "delay", p{"zeta": "1", "fixed_delay_uss": "1", "per_item_delay_us": "1"},

@@ -103,6 +103,19 @@ type tensorJSON struct {
 // dimension 4 and element j of the i-th input i+j+1, and checks the outputs' shapes, datatypes and
 // values.
 func inferOnce(t *testing.T, base string, spec models.Spec) {
+	if spec.Decoupled {
+		// HTTP refuses a decoupled model, as Triton's does: it answers on gRPC streaming only
+		// (server/grpcapi's decoupled tests run repeat there).
+		resp, err := http.Post(base+"/v2/models/"+spec.Name+"/infer", "application/json", bytes.NewReader([]byte(`{"inputs":[]}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotImplemented {
+			t.Errorf("HTTP infer on decoupled %s = %d; want 501", spec.Name, resp.StatusCode)
+		}
+		return
+	}
 	shape := func(dims []int64) []int64 {
 		var s []int64
 		if spec.MaxBatchSize > 0 {

@@ -42,7 +42,7 @@ func Open(dir string) (*Repo, error) {
 }
 
 // Builtin is the repository served when no --model-repository is given: the models `simple`,
-// `identity`, `dense` and `delay`, embedded in the binary.
+// `identity`, `dense`, `delay` and `repeat` (decoupled), embedded in the binary.
 func Builtin() *Repo {
 	sub, err := fs.Sub(builtinFS, "builtin")
 	if err != nil {
@@ -198,6 +198,10 @@ func Complete(cfg *pb.ModelConfig, dirName string) error {
 			OutputPinnedMemory: &pb.ModelOptimizationPolicy_PinnedMemoryBuffer{Enable: true},
 		}
 	}
+	if cfg.ModelTransactionPolicy == nil {
+		// Triton's config endpoint always shows the policy, decoupled false by default.
+		cfg.ModelTransactionPolicy = &pb.ModelTransactionPolicy{}
+	}
 	if len(cfg.InstanceGroup) == 0 {
 		cfg.InstanceGroup = []*pb.ModelInstanceGroup{{Kind: pb.ModelInstanceGroup_KIND_CPU, Count: 1}}
 	}
@@ -255,6 +259,10 @@ func Spec(cfg *pb.ModelConfig) (models.Spec, error) {
 		Backend:      cfg.GetBackend(),
 		MaxBatchSize: int(cfg.GetMaxBatchSize()),
 		Parameters:   map[string]string{},
+		// Honoured: a decoupled model is served on ModelStreamInfer only, with one stream
+		// response per model response, and refused on ModelInfer and HTTP infer, as Triton does.
+		Decoupled:       cfg.GetModelTransactionPolicy().GetDecoupled(),
+		DynamicBatching: cfg.GetDynamicBatching() != nil,
 	}
 	if spec.MaxBatchSize < 0 {
 		return spec, fmt.Errorf("max_batch_size %d is negative", spec.MaxBatchSize)

@@ -18,8 +18,8 @@ func TestBuiltinModelsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(names, ",") != "delay,dense,identity,simple" {
-		t.Fatalf("Builtin().Names() = %v; want delay, dense, identity, simple", names)
+	if strings.Join(names, ",") != "delay,dense,identity,repeat,simple" {
+		t.Fatalf("Builtin().Names() = %v; want delay, dense, identity, repeat, simple", names)
 	}
 	for _, n := range names {
 		cfg, err := r.Config(n)
@@ -112,11 +112,11 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 2 ] } ]`))
 	}{
 		{"name differs from directory", func(c *pb.ModelConfig) { c.Name = "other" }, "differs from its directory"},
 		{"no backend", func(c *pb.ModelConfig) { c.Backend = "" },
-			`model "m" sets no backend: set backend to one of the built-in backends delay, dense, identity, simple`},
+			`model "m" sets no backend: set backend to one of the built-in backends delay, dense, identity, repeat, simple`},
 		{"platform only", func(c *pb.ModelConfig) { c.Backend, c.Platform = "", "onnxruntime_onnx" },
-			`model "m" sets platform "onnxruntime_onnx" and no backend: the reference server runs only its built-in backends; set backend to one of delay, dense, identity, simple`},
+			`model "m" sets platform "onnxruntime_onnx" and no backend: the reference server runs only its built-in backends; set backend to one of delay, dense, identity, repeat, simple`},
 		{"unknown backend", func(c *pb.ModelConfig) { c.Backend = "onnxruntime" },
-			`model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, simple`},
+			`model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, repeat, simple`},
 		{"preferred above max", func(c *pb.ModelConfig) {
 			c.SchedulingChoice = &pb.ModelConfig_DynamicBatching{DynamicBatching: &pb.ModelDynamicBatching{PreferredBatchSize: []int32{8}}}
 		}, "preferred_batch_size 8"},
@@ -312,7 +312,7 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 		{"malformed config", map[string]string{"config.pbtxt": `backend: "identity"` + "\n" + tensors + "instance_group [ { count: two } ]\n", "1/": ""},
 			"REPO/m/config.pbtxt:4:27: invalid value for int32 type: two"},
 		{"unknown backend", map[string]string{"config.pbtxt": `backend: "onnxruntime"` + "\n" + tensors, "1/": ""},
-			`REPO/m/config.pbtxt: model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, simple`},
+			`REPO/m/config.pbtxt: model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, repeat, simple`},
 		{"no config", map[string]string{"1/": ""}, `REPO: model "m" has no config.pbtxt`},
 	}
 	for _, c := range cases {

@@ -652,6 +652,9 @@ func (s *Scheduler) execute(batch []*item, sc *scratch) {
 	// Dropping the requests once done lets them be collected while the instance is idle.
 	defer clear(b.Requests)
 	start := models.Now()
+	for _, r := range b.Requests {
+		r.ComputeStart = start
+	}
 	err := s.run(b)
 	end := models.Now()
 	if err != nil {
