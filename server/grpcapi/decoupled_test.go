@@ -1,6 +1,7 @@
 package grpcapi_test
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -253,5 +255,42 @@ func TestDecoupledRefusedOutsideStreams(t *testing.T) {
 		if err != nil || cfg.GetConfig().GetModelTransactionPolicy() == nil || cfg.GetConfig().GetModelTransactionPolicy().GetDecoupled() != want {
 			t.Errorf("ModelConfig(%s) = %v, %v; want model_transaction_policy decoupled %v", name, cfg.GetConfig().GetModelTransactionPolicy(), err, want)
 		}
+	}
+}
+
+// TestDecoupledClientGone: when the client cancels its stream, a decoupled model stops producing
+// (repeat stops waiting out an hour-long DELAY) and the request ends, so the server's drain does
+// not wait for it; the response it no longer sent counts as cancelled.
+func TestDecoupledClientGone(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{Models: decoupledModels})
+	c := pb.NewGRPCInferenceServiceClient(dial(t, s.GRPCAddr))
+	sctx, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	stream, err := c.ModelStreamInfer(sctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := repeatReq("gone", []int32{1, 2}, 2, false)
+	r.RawInputContents[1] = le32(0, 3_600_000) // the second response would come an hour later
+	if err := stream.Send(r); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := stream.Recv(); err != nil || summary(t, m).outputs != "OUT=1 IDX=0" {
+		t.Fatalf("first response %v, %v", m, err)
+	}
+	cancel()
+	// Shutdown waits for the stream's handler, which waits for the request's final response.
+	sh, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	if err := s.Daemon.Shutdown(sh); err != nil {
+		t.Fatalf("Shutdown = %v: the request did not end when its client went away", err)
+	}
+	snaps, err := s.Daemon.Core.Statistics("repeat_int32", "")
+	if err != nil || len(snaps) != 1 {
+		t.Fatalf("Statistics = %v, %v", snaps, err)
+	}
+	rs := snaps[0].Responses
+	if len(rs) != 2 || rs[0].Success.Count != 1 || rs[1].Cancel.Count != 1 || rs[1].Success.Count != 0 {
+		t.Errorf("response statistics %+v; want index 0 a success, index 1 cancelled", rs)
 	}
 }
