@@ -233,22 +233,27 @@ func TestDecoupledStream(t *testing.T) {
 func TestDecoupledRefusedOutsideStreams(t *testing.T) {
 	s := servertest.Start(t, servertest.Options{Models: decoupledModels})
 	c := pb.NewGRPCInferenceServiceClient(dial(t, s.GRPCAddr))
-	for _, r := range []*pb.ModelInferRequest{repeatReq("x", []int32{1}, 1, false), identityReq("identity_decoupled", "y")} {
+	// A request that is also malformed (no data for its inputs) is refused for the policy, which
+	// Triton checks first.
+	malformed := repeatReq("z", []int32{1}, 1, false)
+	malformed.RawInputContents = nil
+	for _, r := range []*pb.ModelInferRequest{repeatReq("x", []int32{1}, 1, false), identityReq("identity_decoupled", "y"), malformed} {
 		_, err := c.ModelInfer(ctx(t), r)
 		if status.Code(err) != codes.Unimplemented || status.Convert(err).Message() != "ModelInfer RPC doesn't support models with decoupled transaction policy" {
 			t.Errorf("ModelInfer(%s) = %v; want UNIMPLEMENTED with Triton's message", r.GetModelName(), err)
 		}
 	}
-	body := `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,2],"data":[1,2]}]}`
-	resp, err := http.Post(s.HTTPURL+"/v2/models/identity_decoupled/infer", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var e struct{ Error string }
-	json.NewDecoder(resp.Body).Decode(&e)
-	if resp.StatusCode != http.StatusNotImplemented || e.Error != "HTTP end point doesn't support models with decoupled transaction policy" {
-		t.Errorf("HTTP infer = %d %q; want 501 with Triton's message", resp.StatusCode, e.Error)
+	for _, body := range []string{`{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,2],"data":[1,2]}]}`, `{"inputs":`} {
+		resp, err := http.Post(s.HTTPURL+"/v2/models/identity_decoupled/infer", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error string }
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotImplemented || e.Error != "HTTP end point doesn't support models with decoupled transaction policy" {
+			t.Errorf("HTTP infer %s = %d %q; want 501 with Triton's message", body, resp.StatusCode, e.Error)
+		}
 	}
 	for name, want := range map[string]bool{"repeat_int32": true, "identity": false} {
 		cfg, err := c.ModelConfig(ctx(t), &pb.ModelConfigRequest{Name: name})

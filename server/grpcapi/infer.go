@@ -100,6 +100,10 @@ func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest, tr *trace.
 	act := s.srv.Fault(r.GetModelName(), r.GetModelVersion())
 	req, err := fromProto(r)
 	if err != nil {
+		if s.srv.Decoupled(r.GetModelName(), r.GetModelVersion()) {
+			// Triton checks the transaction policy before reading the request.
+			return nil, errDecoupled
+		}
 		return nil, err
 	}
 	if act != (fault.Action{}) {
@@ -109,8 +113,7 @@ func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest, tr *trace.
 	}
 	resp, err := s.srv.InferTraced(ctx, req, tr)
 	if errors.Is(err, server.ErrDecoupled) {
-		// Triton's words (grpc infer_handler.cc).
-		return nil, kserve.Errorf(kserve.Unsupported, "ModelInfer RPC doesn't support models with decoupled transaction policy")
+		return nil, errDecoupled
 	}
 	if err != nil {
 		return nil, err
@@ -123,6 +126,10 @@ func (s *service) infer(ctx context.Context, r *pb.ModelInferRequest, tr *trace.
 	}
 	return toProto(resp), nil
 }
+
+// errDecoupled is Triton's answer to ModelInfer on a decoupled model (grpc infer_handler.cc):
+// UNIMPLEMENTED, as such a model answers on ModelStreamInfer only.
+var errDecoupled = kserve.Errorf(kserve.Unsupported, "ModelInfer RPC doesn't support models with decoupled transaction policy")
 
 // reset resets the TCP connection the request came on, after the model ran and before the
 // response is written: the client sees its call, and every other call on that connection, fail

@@ -30,7 +30,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 	if r.ContentLength > h.opts.MaxInputSize {
 		// Refused before reading: a client announcing a body over the limit gets its answer at
 		// once, not after sending it (or after the read timeout, if it never does).
-		writeError(w, kserve.Errorf(kserve.InvalidArg, "request body of %d bytes exceeds the %d-byte limit (--http-max-input-size)", r.ContentLength, h.opts.MaxInputSize))
+		h.refuse(w, name, ver, kserve.Errorf(kserve.InvalidArg, "request body of %d bytes exceeds the %d-byte limit (--http-max-input-size)", r.ContentLength, h.opts.MaxInputSize))
 		return
 	}
 	act := h.srv.Fault(name, ver)
@@ -42,9 +42,9 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, kserve.Errorf(kserve.InvalidArg, "request body exceeds the %d-byte limit (--http-max-input-size)", tooBig.Limit))
+			h.refuse(w, name, ver, kserve.Errorf(kserve.InvalidArg, "request body exceeds the %d-byte limit (--http-max-input-size)", tooBig.Limit))
 		} else {
-			writeError(w, kserve.Errorf(kserve.InvalidArg, "reading the request body: %v", err))
+			h.refuse(w, name, ver, kserve.Errorf(kserve.InvalidArg, "reading the request body: %v", err))
 		}
 		return
 	}
@@ -57,7 +57,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 			if errors.As(err, &ke) && ke.Code == kserve.Unsupported {
 				w.Header().Set("Accept-Encoding", "gzip, deflate")
 			}
-			writeError(w, err)
+			h.refuse(w, name, ver, err)
 			return
 		}
 	}
@@ -65,7 +65,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 	if hv := r.Header.Get(headerContentLength); hv != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(hv))
 		if err != nil || n < 0 || n > len(body) {
-			writeError(w, kserve.Errorf(kserve.InvalidArg, "%s: %q must be an integer between 0 and the body length %d", headerContentLength, hv, len(body)))
+			h.refuse(w, name, ver, kserve.Errorf(kserve.InvalidArg, "%s: %q must be an integer between 0 and the body length %d", headerContentLength, hv, len(body)))
 			return
 		}
 		headerLen = n
@@ -75,7 +75,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 		req, err = h.rawRequest(name, ver, body)
 	}
 	if err != nil {
-		writeError(w, err)
+		h.refuse(w, name, ver, err)
 		return
 	}
 	req.ModelName, req.ModelVersion = name, ver
@@ -87,9 +87,7 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 	}
 	resp, err := h.srv.InferTraced(r.Context(), req, tr)
 	if errors.Is(err, server.ErrDecoupled) {
-		// Triton's words and status (http_server.cc): 501, decoupled models answer on gRPC
-		// streaming only.
-		err = kserve.Errorf(kserve.Unsupported, "HTTP end point doesn't support models with decoupled transaction policy")
+		err = errDecoupled
 	}
 	if err != nil {
 		writeError(w, err)
@@ -117,6 +115,20 @@ func (h *Handler) infer(w http.ResponseWriter, r *http.Request, name, ver string
 		http.NewResponseController(w).Flush()
 		tr.Mark(trace.HTTPSendEnd)
 	}
+}
+
+// errDecoupled is Triton's answer to an HTTP inference on a decoupled model (http_server.cc): 501,
+// as such a model answers on gRPC streaming only.
+var errDecoupled = kserve.Errorf(kserve.Unsupported, "HTTP end point doesn't support models with decoupled transaction policy")
+
+// refuse answers a request that failed before it reached the core. Triton checks the model's
+// transaction policy before anything else, so a request to a decoupled model is refused as such
+// whatever else is wrong with it; the check costs nothing to a request that succeeds.
+func (h *Handler) refuse(w http.ResponseWriter, name, ver string, err error) {
+	if h.srv.Decoupled(name, ver) {
+		err = errDecoupled
+	}
+	writeError(w, err)
 }
 
 // rawRequest builds the request of Triton's raw binary form (Inference-Header-Content-Length: 0):
