@@ -17,6 +17,7 @@ import (
 
 	"inferperf/kserve/pb"
 	"inferperf/server/servertest"
+	"inferperf/server/trace"
 )
 
 // decoupledModels are the models of the decoupled tests: Triton's repeat_int32, identity served
@@ -297,5 +298,48 @@ func TestDecoupledClientGone(t *testing.T) {
 	rs := snaps[0].Responses
 	if len(rs) != 2 || rs[0].Success.Count != 1 || rs[1].Cancel.Count != 1 || rs[1].Success.Count != 0 {
 		t.Errorf("response statistics %+v; want index 0 a success, index 1 cancelled", rs)
+	}
+}
+
+// TestDecoupledTraced: a traced decoupled request gets the core's timestamps and
+// INFER_RESPONSE_COMPLETE, in order, while its responses are sent by the model's goroutine.
+func TestDecoupledTraced(t *testing.T) {
+	s := servertest.Start(t, servertest.Options{Models: decoupledModels, Trace: true})
+	c := pb.NewGRPCInferenceServiceClient(dial(t, s.GRPCAddr))
+	stream, err := c.ModelStreamInfer(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*pb.ModelInferRequest{repeatReq("t1", []int32{1, 2, 3}, 3, true), repeatReq("t2", []int32{4}, 1, false)} {
+		if err := stream.Send(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stream.CloseSend()
+	n := 0
+	for {
+		if _, err := stream.Recv(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 5 {
+		t.Errorf("%d responses; want 3 + the empty final + 1", n)
+	}
+	traces := s.Traces(t)
+	if len(traces) != 2 {
+		t.Fatalf("%d traces; want 2", len(traces))
+	}
+	for _, tr := range traces {
+		if tr.Model != "repeat_int32" {
+			t.Errorf("trace of model %q", tr.Model)
+		}
+		// gRPC's order without the send, which a decoupled request's trace does not stamp.
+		order := trace.GRPCOrder()
+		if err := tr.CheckOrder(order[:len(order)-2]...); err != nil {
+			t.Error(err)
+		}
 	}
 }

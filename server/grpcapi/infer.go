@@ -242,7 +242,9 @@ func (s *service) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInf
 // outputs is written only if the request asked for it (triton_enable_empty_final_response), as
 // Triton writes it; otherwise the request ends without one, and the client learns of its end only
 // by counting. done is called once the request's final response is handed to the writer and its
-// execution has ended.
+// execution has ended. A traced request gets the core's timestamps and INFER_RESPONSE_COMPLETE,
+// but no GRPC_SEND_START and GRPC_SEND_END: it has a response to send per model response, or
+// none.
 func (s *service) decoupled(ctx context.Context, r *pb.ModelInferRequest, tr *trace.Active, out chan<- streamReply, done func()) {
 	fail := func(err error) {
 		out <- streamReply{&pb.ModelStreamInferResponse{ErrorMessage: err.Error(), InferResponse: &pb.ModelInferResponse{Id: r.GetId()}}, tr}
@@ -263,7 +265,17 @@ func (s *service) decoupled(ctx context.Context, r *pb.ModelInferRequest, tr *tr
 	// is counted in the statistics: a model may send its final response before that, and a
 	// client that reads the statistics once its stream has ended must find the request there.
 	final := make(chan struct{})
-	defer func() { <-final; done() }()
+	defer func() {
+		<-final
+		// The trace is stamped here, not with the final response: the model may send that on
+		// its own goroutine while InferStream still stamps the core's timestamps, and a trace
+		// takes one goroutine at a time. The writer finishes it after the responses before.
+		if tr != nil {
+			tr.Mark(trace.InferResponseComplete)
+			out <- streamReply{tr: tr}
+		}
+		done()
+	}()
 	s.srv.InferStream(ctx, req, tr, func(sr server.StreamResponse) {
 		rep := streamReply{}
 		switch {
@@ -274,13 +286,7 @@ func (s *service) decoupled(ctx context.Context, r *pb.ModelInferRequest, tr *tr
 			resp.Parameters = finalParam(sr.Final)
 			rep.resp = &pb.ModelStreamInferResponse{InferResponse: resp}
 		}
-		if sr.Final {
-			rep.tr = tr // the writer finishes the trace with the request's last response
-			if tr != nil {
-				tr.Mark(trace.InferResponseComplete)
-			}
-		}
-		if rep.resp != nil || rep.tr != nil {
+		if rep.resp != nil {
 			out <- rep
 		}
 		if sr.Final {
