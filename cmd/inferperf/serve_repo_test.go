@@ -50,11 +50,11 @@ output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
 		{name: "malformed config", files: map[string]string{"m/config.pbtxt": `backend: "identity"` + "\nmax_batch_size: 8 }\n" + tensors, "m/1/": ""},
 			exit: "inferperf: REPO/m/config.pbtxt:2:19: syntax error: invalid field name: }"},
 		{name: "unknown backend", files: map[string]string{"m/config.pbtxt": `backend: "onnxruntime"` + "\n" + tensors, "m/1/": ""},
-			exit: `inferperf: REPO/m/config.pbtxt: model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, simple`},
+			exit: `inferperf: REPO/m/config.pbtxt: model "m": unknown backend "onnxruntime": the reference server runs only its built-in backends delay, dense, identity, repeat, simple`},
 		{name: "config the backend refuses", files: map[string]string{"m/config.pbtxt": `backend: "simple"` + "\n" + tensors, "m/1/": ""},
 			exit: `inferperf: REPO/m/config.pbtxt: model "m": backend "simple" needs inputs INPUT0 and INPUT1 and outputs OUTPUT0 and OUTPUT1, all TYPE_INT32 with the same dims: it has 1 inputs and 1 outputs`},
 		{name: "examples/models", repo: filepath.Join("..", "..", "examples", "models"),
-			index: `[{"name":"delay","version":"1","state":"READY"},{"name":"dense","version":"1","state":"READY"},{"name":"identity","version":"1","state":"READY"},{"name":"simple","version":"1","state":"READY"}]`},
+			index: `[{"name":"delay","version":"1","state":"READY"},{"name":"dense","version":"1","state":"READY"},{"name":"identity","version":"1","state":"READY"},{"name":"repeat","version":"1","state":"READY"},{"name":"simple","version":"1","state":"READY"}]`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
