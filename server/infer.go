@@ -29,32 +29,11 @@ func (s *Server) Infer(ctx context.Context, req *kserve.InferRequest) (*kserve.I
 // A request refused before it reached the scheduler gets REQUEST_START and REQUEST_END only.
 func (s *Server) InferTraced(ctx context.Context, req *kserve.InferRequest, tr *trace.Active) (*kserve.InferResponse, error) {
 	received := models.Now()
-	if s.closing.Load() {
-		return nil, kserve.Errorf(kserve.Unavailable, "Server is stopping")
-	}
-	v, err := s.resolve(req.ModelName, req.ModelVersion)
+	v, c, tm, timeout, err := s.begin(req, tr, received, true)
 	if err != nil {
 		return nil, err
 	}
-	if v.spec.Decoupled {
-		// Checked before the request is read, as Triton checks the transaction policy first.
-		return nil, ErrDecoupled
-	}
-	c := new(call)
 	mreq := &c.req
-	var tm *scheduler.Timing
-	if tr != nil {
-		tr.Identify(v.name, v.number, req.ID)
-		tm = new(scheduler.Timing)
-	}
-	timeout, err := v.validate(req, mreq)
-	if err != nil {
-		if tr != nil {
-			tr.RecordTime(trace.RequestStart, received)
-			tr.Mark(trace.RequestEnd)
-		}
-		return nil, withID(req.ID, err)
-	}
 	err = v.sched.InferTimed(ctx, mreq, received, timeout, tm)
 	if tr != nil {
 		stampCore(tr, received, tm)
@@ -142,6 +121,38 @@ func withID(id string, err error) error {
 
 // validate checks a request against the model's inputs and outputs and builds what the model
 // sees into mreq. It also reads the request's `timeout` parameter (microseconds).
+// begin readies req for its model's scheduler, as the unary (unary) and the stream path both
+// need it: the server still serving, the model and version resolved, the trace told whose
+// request it is, and the request checked against the model. A unary request to a decoupled model
+// is refused before it is read, as Triton checks the transaction policy first.
+func (s *Server) begin(req *kserve.InferRequest, tr *trace.Active, received time.Time, unary bool) (*version, *call, *scheduler.Timing, time.Duration, error) {
+	if s.closing.Load() {
+		return nil, nil, nil, 0, kserve.Errorf(kserve.Unavailable, "Server is stopping")
+	}
+	v, err := s.resolve(req.ModelName, req.ModelVersion)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	if unary && v.spec.Decoupled {
+		return nil, nil, nil, 0, ErrDecoupled
+	}
+	c := new(call)
+	var tm *scheduler.Timing
+	if tr != nil {
+		tr.Identify(v.name, v.number, req.ID)
+		tm = new(scheduler.Timing)
+	}
+	timeout, err := v.validate(req, &c.req)
+	if err != nil {
+		if tr != nil {
+			tr.RecordTime(trace.RequestStart, received)
+			tr.Mark(trace.RequestEnd)
+		}
+		return nil, nil, nil, 0, withID(req.ID, err)
+	}
+	return v, c, tm, timeout, nil
+}
+
 func (v *version) validate(req *kserve.InferRequest, mreq *models.Request) (time.Duration, error) {
 	spec := &v.spec
 	*mreq = models.Request{Inputs: req.Inputs, BatchSize: 1}

@@ -7,7 +7,6 @@ import (
 
 	"inferperf/kserve"
 	"inferperf/server/models"
-	"inferperf/server/scheduler"
 	"inferperf/server/stats"
 	"inferperf/server/trace"
 )
@@ -56,31 +55,12 @@ func (s *Server) Decoupled(name, ver string) bool {
 // per-response statistics under its index.
 func (s *Server) InferStream(ctx context.Context, req *kserve.InferRequest, tr *trace.Active, send func(StreamResponse)) {
 	received := models.Now()
-	if s.closing.Load() {
-		send(StreamResponse{Err: kserve.Errorf(kserve.Unavailable, "Server is stopping"), Final: true})
-		return
-	}
-	v, err := s.resolve(req.ModelName, req.ModelVersion)
+	v, c, tm, timeout, err := s.begin(req, tr, received, false)
 	if err != nil {
 		send(StreamResponse{Err: err, Final: true})
 		return
 	}
-	c := new(call)
 	mreq := &c.req
-	var tm *scheduler.Timing
-	if tr != nil {
-		tr.Identify(v.name, v.number, req.ID)
-		tm = new(scheduler.Timing)
-	}
-	timeout, err := v.validate(req, mreq)
-	if err != nil {
-		if tr != nil {
-			tr.RecordTime(trace.RequestStart, received)
-			tr.Mark(trace.RequestEnd)
-		}
-		send(StreamResponse{Err: withID(req.ID, err), Final: true})
-		return
-	}
 	wantEmpty, _ := req.Parameters[EmptyFinalParam].(bool)
 	rs := &responder{v: v, req: req, mreq: mreq, send: send, done: ctx.Done(), wantEmpty: wantEmpty}
 	mreq.Responder = rs
