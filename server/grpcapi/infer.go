@@ -295,10 +295,19 @@ func (s *service) decoupled(ctx context.Context, r *pb.ModelInferRequest, tr *tr
 	})
 }
 
-// finalParam is the response parameter triton_final_response.
+// finalParam is the response parameter triton_final_response. The two maps are built once and
+// shared by every response: marshalling only reads them, so no response allocates its own.
 func finalParam(final bool) map[string]*pb.InferParameter {
-	return map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: final}}}
+	if final {
+		return finalTrue
+	}
+	return finalFalse
 }
+
+var (
+	finalTrue  = map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}
+	finalFalse = map[string]*pb.InferParameter{"triton_final_response": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: false}}}
+)
 
 // streamReply is a stream response on its way to the writer, with its request's trace (nil:
 // not traced, or not the request's last response), which the writer stamps and finishes. A
