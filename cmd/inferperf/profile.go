@@ -344,19 +344,18 @@ func writeOutputs(f *profileFlags, sweep *results.Sweep) error {
 // place: renaming over it would replace the device or pipe with a file. Every error names the
 // path.
 func writeFile(path string, write func(io.Writer) error) error {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		if fi.IsDir() {
-			return fmt.Errorf("writing %s: it is a directory", path)
-		}
+	if direct, err := inPlace(path); err != nil {
+		return err
+	} else if direct {
 		out, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 		return writeClose(path, out, write)
 	}
-	tmp, err := tempfile.Create(filepath.Dir(path), ".inferperf-")
+	tmp, err := tempBeside(path)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return err
 	}
 	addTemp(tmp.Name())
 	defer func() {
@@ -379,21 +378,45 @@ func checkOutputs(paths ...string) error {
 		if path == "" {
 			continue
 		}
-		fi, err := os.Stat(path)
-		if err == nil && fi.IsDir() {
-			return fmt.Errorf("writing %s: it is a directory", path)
+		direct, err := inPlace(path)
+		if err != nil {
+			return err
 		}
-		if err == nil && !fi.Mode().IsRegular() {
+		if direct {
 			continue
 		}
-		tmp, err := tempfile.Create(filepath.Dir(path), ".inferperf-")
+		tmp, err := tempBeside(path)
 		if err != nil {
-			return writeError(path, err)
+			return err
 		}
 		tmp.Close()
 		os.Remove(tmp.Name())
 	}
 	return nil
+}
+
+// inPlace reports whether path is written in place: it exists and is not a regular file (a
+// device such as /dev/stdout, or a pipe), which renaming over would replace. A directory is
+// refused.
+func inPlace(path string) (bool, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil || fi.Mode().IsRegular():
+		return false, nil
+	case fi.IsDir():
+		return false, fmt.Errorf("writing %s: it is a directory", path)
+	}
+	return true, nil
+}
+
+// tempBeside creates the temporary file that path is written through, in path's directory so
+// that the rename is atomic.
+func tempBeside(path string) (*os.File, error) {
+	tmp, err := tempfile.Create(filepath.Dir(path), ".inferperf-")
+	if err != nil {
+		return nil, writeError(path, err)
+	}
+	return tmp, nil
 }
 
 // writeClose writes f and closes it, whether the write succeeds or not; the error names path
