@@ -15,8 +15,9 @@ import (
 type exitError struct {
 	code int
 	err  error
-	// usage marks a command-line error: it is followed by where the options are listed.
-	usage bool
+	// usage, on a command-line error, names the subcommand whose --help lists the options
+	// ("profile", "tune"); run prints where to look after the error.
+	usage string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -43,9 +44,9 @@ func run(args []string) int {
 	root.SetArgs(args[1:])
 	// Installed or linked as perf_analyzer, the binary is `inferperf profile`, and speaks as
 	// perf_analyzer: its errors carry that name, and the help it points to is its own.
-	prog, help := "inferperf", "inferperf profile --help"
-	if filepath.Base(args[0]) == "perf_analyzer" {
-		prog, help = "perf_analyzer", "perf_analyzer --help"
+	prog, asPerfAnalyzer := "inferperf", filepath.Base(args[0]) == "perf_analyzer"
+	if asPerfAnalyzer {
+		prog = "perf_analyzer"
 		root.SetArgs(append([]string{"profile"}, args[1:]...))
 	}
 	err := root.Execute()
@@ -55,8 +56,11 @@ func run(args []string) int {
 	fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.usage {
-			fmt.Fprintf(os.Stderr, "Run '%s' for the options.\n", help)
+		switch {
+		case asPerfAnalyzer && ee.usage != "":
+			fmt.Fprintln(os.Stderr, "Run 'perf_analyzer --help' for the options.")
+		case ee.usage != "":
+			fmt.Fprintf(os.Stderr, "Run 'inferperf %s --help' for the options.\n", ee.usage)
 		}
 		return ee.code
 	}

@@ -78,7 +78,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, "WARNING:", w)
 	}
 	if err != nil {
-		return &exitError{code: exitGeneric, err: err, usage: true}
+		return &exitError{code: exitGeneric, err: err, usage: "profile"}
 	}
 	if ctx == nil {
 		ctx = context.Background()

@@ -133,7 +133,7 @@ func (v msValue) Set(s string) error {
 // tuneUsageError is a bad command line: exit 99, as profile's usage errors, with where the
 // options are listed.
 func tuneUsageError(err error) error {
-	return &exitError{code: exitGeneric, err: fmt.Errorf("%w\nRun 'inferperf tune --help' for the options.", err)}
+	return &exitError{code: exitGeneric, err: err, usage: "tune"}
 }
 
 // runTune runs `inferperf tune`. Its errors exit 99, as profile's do; an interrupted run exits
